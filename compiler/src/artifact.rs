@@ -1,0 +1,310 @@
+//! Writing artifacts: `manifest.json`, `program.mlir` and `weights.safetensors` in a
+//! directory (layout in `tpuc_runtime::manifest`).
+//!
+//! Everything is written into a temporary sibling directory and renamed into place at
+//! the end, so a failed compile leaves nothing half-written; an existing directory is
+//! only replaced when it is itself a tpuc artifact. Weights stream from the source
+//! archive to the safetensors file one chunk at a time. Output is deterministic: the
+//! same input gives byte-identical files.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use tpuc_runtime::manifest::{Argument, ArgumentKind, FileRef, Manifest, TensorSpec, FORMAT_VERSION};
+use tpuc_runtime::DType;
+
+use crate::frontend::{ExportedModel, InputKind};
+use crate::{CompileError, CompileOptions, CompileReport, MissingWeights, STABLEHLO_VERSION};
+
+pub const MANIFEST_FILE: &str = "manifest.json";
+pub const PROGRAM_FILE: &str = "program.mlir";
+pub const WEIGHTS_FILE: &str = "weights.safetensors";
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CompileError + '_ {
+    move |source| CompileError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Refuses outputs that would overwrite the input or a file that is not an artifact.
+pub fn check_output_path(input: &Path, output: &Path) -> Result<(), CompileError> {
+    let refuse = |reason: &str| {
+        Err(CompileError::Output {
+            path: output.to_path_buf(),
+            reason: reason.to_string(),
+        })
+    };
+    if let (Ok(a), Ok(b)) = (input.canonicalize(), output.canonicalize()) {
+        if a == b || a.starts_with(&b) {
+            return refuse("it is (or contains) the input model");
+        }
+    }
+    if output.exists() {
+        if !output.is_dir() {
+            return refuse("it exists and is not a tpuc artifact directory");
+        }
+        let is_artifact = output.join(MANIFEST_FILE).is_file();
+        let empty = std::fs::read_dir(output).map(|mut d| d.next().is_none()).unwrap_or(false);
+        if !is_artifact && !empty {
+            return refuse("it is a non-empty directory that is not a tpuc artifact (no manifest.json)");
+        }
+    }
+    Ok(())
+}
+
+/// SHA-256 of a file, streamed.
+pub fn sha256_file(path: &Path) -> Result<String, CompileError> {
+    let mut f = File::open(path).map_err(io_err(path))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(io_err(path))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex(&h.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn safetensors_dtype(d: DType) -> &'static str {
+    match d {
+        DType::F64 => "F64",
+        DType::F32 => "F32",
+        DType::F16 => "F16",
+        DType::Bf16 => "BF16",
+        DType::I64 => "I64",
+        DType::I32 => "I32",
+        DType::I16 => "I16",
+        DType::I8 => "I8",
+        DType::U8 => "U8",
+        DType::Bool => "BOOL",
+    }
+}
+
+/// A writer that hashes what passes through it.
+struct HashingWriter<W: Write> {
+    inner: W,
+    hash: Sha256,
+    written: u64,
+}
+
+impl<W: Write> Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        self.written += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+struct WeightEntry {
+    arg: String,
+    key: String,
+    dtype: DType,
+    shape: Vec<i64>,
+    bytes: u64,
+}
+
+/// Writes the safetensors file, streaming each weight; returns its SHA-256 and the
+/// number of zero-filled weights.
+fn write_safetensors(model: &ExportedModel, entries: &[WeightEntry], path: &Path) -> Result<(String, usize), CompileError> {
+    let mut sorted: Vec<&WeightEntry> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut header = serde_json::Map::new();
+    let mut meta = serde_json::Map::new();
+    meta.insert("format".into(), "tpuc".into());
+    header.insert("__metadata__".into(), serde_json::Value::Object(meta));
+    let mut offset = 0u64;
+    for e in &sorted {
+        header.insert(
+            e.key.clone(),
+            serde_json::json!({
+                "dtype": safetensors_dtype(e.dtype),
+                "shape": e.shape,
+                "data_offsets": [offset, offset + e.bytes],
+            }),
+        );
+        offset += e.bytes;
+    }
+    let mut text = serde_json::to_string(&serde_json::Value::Object(header))
+        .map_err(|e| CompileError::Internal(e.to_string()))?;
+    while text.len() % 8 != 0 {
+        text.push(' ');
+    }
+    let file = File::create(path).map_err(io_err(path))?;
+    let mut w = HashingWriter {
+        inner: BufWriter::with_capacity(1 << 20, file),
+        hash: Sha256::new(),
+        written: 0,
+    };
+    let err = io_err(path);
+    w.write_all(&(text.len() as u64).to_le_bytes()).map_err(&err)?;
+    w.write_all(text.as_bytes()).map_err(&err)?;
+    let mut zero_filled = 0;
+    for e in &sorted {
+        let before = w.written;
+        let found = model
+            .stream_weight(&e.arg, &mut |chunk| w.write_all(chunk))
+            .map_err(&err)?;
+        if !found {
+            zero_filled += 1;
+            let zeros = vec![0u8; (1 << 16).min(e.bytes as usize)];
+            let mut left = e.bytes;
+            while left > 0 {
+                let n = left.min(zeros.len() as u64) as usize;
+                w.write_all(&zeros[..n]).map_err(&err)?;
+                left -= n as u64;
+            }
+        }
+        if w.written - before != e.bytes {
+            return Err(CompileError::Internal(format!(
+                "weight `{}` wrote {} bytes, expected {}",
+                e.key,
+                w.written - before,
+                e.bytes
+            )));
+        }
+    }
+    w.flush().map_err(&err)?;
+    Ok((hex(&w.hash.finalize()), zero_filled))
+}
+
+/// Writes the artifact for `model` with the StableHLO `program` to `output`.
+pub fn write(model: &ExportedModel, program: &str, output: &Path, options: &CompileOptions) -> Result<CompileReport, CompileError> {
+    check_output_path(&model.source, output)?;
+    let graph = &model.graph;
+    let as_inputs = !model.has_weights() && options.missing_weights == MissingWeights::AsInputs;
+    let mut arguments = Vec::new();
+    let mut weights = Vec::new();
+    for spec in &graph.inputs {
+        let meta = &graph.tensors[&spec.name];
+        let kind = match spec.kind {
+            InputKind::Parameter => ArgumentKind::Parameter,
+            InputKind::Buffer => ArgumentKind::Buffer,
+            InputKind::Constant => ArgumentKind::Constant,
+            InputKind::UserInput => ArgumentKind::UserInput,
+        };
+        let is_weight = kind != ArgumentKind::UserInput && !as_inputs;
+        let key = spec.target.clone().unwrap_or_else(|| spec.name.clone());
+        if is_weight {
+            let n: i64 = meta.shape.iter().product();
+            weights.push(WeightEntry {
+                arg: spec.name.clone(),
+                key: key.clone(),
+                dtype: meta.dtype,
+                shape: meta.shape.clone(),
+                bytes: n as u64 * meta.dtype.size_in_bytes() as u64,
+            });
+        }
+        arguments.push(Argument {
+            name: spec.name.clone(),
+            kind: if is_weight { kind } else { ArgumentKind::UserInput },
+            dtype: meta.dtype,
+            shape: meta.shape.clone(),
+            weight: is_weight.then_some(key),
+            zero_filled: is_weight && !model.has_weights(),
+        });
+    }
+    let outputs = graph
+        .outputs
+        .iter()
+        .map(|n| {
+            let m = &graph.tensors[n];
+            TensorSpec {
+                name: n.clone(),
+                dtype: m.dtype,
+                shape: m.shape.clone(),
+            }
+        })
+        .collect();
+
+    // Build everything in a sibling temporary directory, then move it into place.
+    let parent = output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let base = output
+        .file_name()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "artifact".into());
+    let tmp: PathBuf = parent.join(format!(".{base}.tpuc-tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+    let result = (|| {
+        let program_path = tmp.join(PROGRAM_FILE);
+        std::fs::write(&program_path, program).map_err(io_err(&program_path))?;
+        let (weights_sha, zero_filled) = write_safetensors(model, &weights, &tmp.join(WEIGHTS_FILE))?;
+        let manifest = Manifest {
+            format_version: FORMAT_VERSION,
+            tpuc_version: env!("CARGO_PKG_VERSION").to_string(),
+            target: options.target.name().to_string(),
+            stablehlo_version: STABLEHLO_VERSION.to_string(),
+            source: FileRef {
+                file: model
+                    .source
+                    .file_name()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_default(),
+                sha256: sha256_file(&model.source)?,
+            },
+            program: FileRef {
+                file: PROGRAM_FILE.into(),
+                sha256: hex(&Sha256::digest(program.as_bytes())),
+            },
+            weights: FileRef {
+                file: WEIGHTS_FILE.into(),
+                sha256: weights_sha,
+            },
+            arguments,
+            outputs,
+        };
+        let text = serde_json::to_string_pretty(&manifest).map_err(|e| CompileError::Internal(e.to_string()))? + "\n";
+        let mpath = tmp.join(MANIFEST_FILE);
+        std::fs::write(&mpath, text).map_err(io_err(&mpath))?;
+        Ok(CompileReport {
+            output: output.to_path_buf(),
+            num_nodes: graph.nodes.len(),
+            num_weights: weights.len(),
+            weight_bytes: weights.iter().map(|w| w.bytes).sum(),
+            zero_filled,
+        })
+    })();
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    // Replace a previous artifact: move it aside, move the new one in, delete the old.
+    let old = parent.join(format!(".{base}.tpuc-old-{}", std::process::id()));
+    let had_old = output.exists();
+    if had_old {
+        std::fs::rename(output, &old).map_err(io_err(output))?;
+    }
+    if let Err(e) = std::fs::rename(&tmp, output) {
+        if had_old {
+            let _ = std::fs::rename(&old, output);
+        }
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(CompileError::Io {
+            path: output.to_path_buf(),
+            source: e,
+        });
+    }
+    if had_old {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    Ok(report)
+}

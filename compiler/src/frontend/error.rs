@@ -1,0 +1,45 @@
+//! Errors of the frontend: everything that can be wrong with a user's exported model.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FrontendError {
+    #[error("cannot read `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`{path}` is not a readable .pt2 archive ({message}); hint: produce it with torch.export.save(ep, path), or pass the ExportedProgram JSON (model.json)")]
+    CorruptArchive { path: PathBuf, message: String },
+    #[error("`{path}` has no `{entry}` entry; hint: is this a torch.export archive (torch.export.save)?")]
+    MissingEntry { path: PathBuf, entry: String },
+    #[error("invalid JSON in `{file}`: {message}")]
+    InvalidJson { file: String, message: String },
+    #[error("`{file}` uses torch.export schema {major}.{minor}; tpuc reads schema {supported}.x (re-export with a torch release that writes it)")]
+    UnsupportedSchema {
+        file: String,
+        major: i64,
+        minor: i64,
+        supported: i64,
+    },
+    #[error("malformed exported program: {0}")]
+    Malformed(String),
+    #[error("weight `{name}` is missing: `{file}` is not in the archive")]
+    MissingWeight { name: String, file: String },
+    #[error("weight `{name}`: metadata needs {expected} bytes of storage (sizes {sizes:?}, strides {strides:?}, offset {offset}) but `{file}` holds {found}")]
+    WeightSizeMismatch {
+        name: String,
+        file: String,
+        expected: u64,
+        found: u64,
+        sizes: Vec<i64>,
+        strides: Vec<i64>,
+        offset: i64,
+    },
+    #[error("tensor `{tensor}` has dtype {dtype}, which tpuc does not support (supported: f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool)")]
+    UnsupportedDtype { tensor: String, dtype: String },
+    #[error("tensor `{tensor}` has a symbolic (dynamic) size `{size}`; tpuc compiles static shapes for now (export without dynamic_shapes)")]
+    DynamicShape { tensor: String, size: String },
+}
+
+pub type Result<T> = std::result::Result<T, FrontendError>;

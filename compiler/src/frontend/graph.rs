@@ -1,0 +1,130 @@
+//! The in-memory form of a torch.export program: an FX graph and its signature.
+
+use std::collections::BTreeMap;
+
+use tpuc_runtime::DType;
+
+/// Shape and element type of one graph value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorMeta {
+    pub dtype: DType,
+    pub shape: Vec<i64>,
+}
+
+/// One argument of a node, as the export schema encodes it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    None,
+    Tensor(String),
+    Tensors(Vec<String>),
+    OptionalTensors(Vec<Option<String>>),
+    Int(i64),
+    Ints(Vec<i64>),
+    Float(f64),
+    Floats(Vec<f64>),
+    Bool(bool),
+    Bools(Vec<bool>),
+    String(String),
+    Strings(Vec<String>),
+    /// A dtype argument (`dtype=torch.float32`); `None` when PyTorch's code has no tpuc dtype.
+    ScalarType(Result<DType, String>),
+    /// Memory format, layout or device: irrelevant to the computation.
+    Ignored(&'static str),
+    /// An argument kind tpuc cannot represent (graph, custom object, ...); holds the kind.
+    Unsupported(String),
+}
+
+/// What a node produces.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeOutput {
+    Tensor(String),
+    Tensors(Vec<String>),
+    /// A non-tensor or absent output (e.g. `as_none`).
+    None,
+}
+
+/// One FX graph node (one ATen call).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// FX node name, unique in the graph (`linear_1`).
+    pub name: String,
+    /// Target without the `torch.ops.` prefix (`aten.linear.default`).
+    pub target: String,
+    /// Arguments by schema name, in schema order.
+    pub args: Vec<(String, Arg)>,
+    pub outputs: Vec<NodeOutput>,
+    /// Innermost user frame of the stack trace, as `(file, line)`.
+    pub source_location: Option<(String, u32)>,
+}
+
+impl Node {
+    /// The names of every tensor this node produces, in order.
+    pub fn output_names(&self) -> Vec<&str> {
+        let mut v = Vec::new();
+        for o in &self.outputs {
+            match o {
+                NodeOutput::Tensor(n) => v.push(n.as_str()),
+                NodeOutput::Tensors(ns) => v.extend(ns.iter().map(|s| s.as_str())),
+                NodeOutput::None => {}
+            }
+        }
+        v
+    }
+
+    /// The names of every tensor this node reads.
+    pub fn input_names(&self) -> Vec<&str> {
+        let mut v = Vec::new();
+        for (_, a) in &self.args {
+            match a {
+                Arg::Tensor(n) => v.push(n.as_str()),
+                Arg::Tensors(ns) => v.extend(ns.iter().map(|s| s.as_str())),
+                Arg::OptionalTensors(ns) => v.extend(ns.iter().flatten().map(|s| s.as_str())),
+                _ => {}
+            }
+        }
+        v
+    }
+}
+
+/// The role of a graph input in the exported program's signature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    Parameter,
+    Buffer,
+    Constant,
+    UserInput,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputSpec {
+    pub kind: InputKind,
+    /// Graph placeholder name (`p_fc1_weight`, `x`).
+    pub name: String,
+    /// State-dict / constant name for parameters, buffers and constants (`fc1.weight`).
+    pub target: Option<String>,
+}
+
+/// An ExportedProgram's graph, signature and tensor metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    /// Placeholders in signature order.
+    pub inputs: Vec<InputSpec>,
+    /// Names of the user outputs, in order.
+    pub outputs: Vec<String>,
+    pub nodes: Vec<Node>,
+    /// Metadata of every tensor value by name.
+    pub tensors: BTreeMap<String, TensorMeta>,
+    /// Schema version the program was written with.
+    pub schema_version: (i64, i64),
+}
+
+impl Graph {
+    /// Counts of node targets, sorted by target.
+    pub fn op_counts(&self) -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for n in &self.nodes {
+            *m.entry(n.target.clone()).or_insert(0) += 1;
+        }
+        m
+    }
+}

@@ -1,0 +1,427 @@
+//! Parsing of the ExportedProgram JSON (`models/model.json` in a .pt2 archive).
+//!
+//! The schema (torch/_export/serialization/schema.py) encodes unions as objects with a
+//! single key (`{"as_tensor": {"name": "x"}}`). We read it through `serde_json::Value`
+//! and convert field by field, so that an unexpected shape is reported with the node
+//! it belongs to instead of a generic deserialization error.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use tpuc_runtime::DType;
+
+use super::error::{FrontendError, Result};
+use super::graph::{Arg, Graph, InputKind, InputSpec, Node, NodeOutput, TensorMeta};
+
+/// The schema major version tpuc reads (torch 2.8 and later write 8.x).
+pub const SUPPORTED_SCHEMA_MAJOR: i64 = 8;
+
+/// Maps PyTorch's serialized ScalarType codes to tpuc dtypes.
+pub fn scalar_type(code: i64) -> std::result::Result<DType, String> {
+    Ok(match code {
+        1 => DType::U8,
+        2 => DType::I8,
+        3 => DType::I16,
+        4 => DType::I32,
+        5 => DType::I64,
+        6 => DType::F16,
+        7 => DType::F32,
+        8 => DType::F64,
+        12 => DType::Bool,
+        13 => DType::Bf16,
+        9 => return Err("complex32".into()),
+        10 => return Err("complex64".into()),
+        11 => return Err("complex128".into()),
+        28 => return Err("uint16".into()),
+        29 => return Err("float8_e4m3fn".into()),
+        30 => return Err("float8_e5m2".into()),
+        31 => return Err("float8_e4m3fnuz".into()),
+        32 => return Err("float8_e5m2fnuz".into()),
+        34 => return Err("uint32".into()),
+        35 => return Err("uint64".into()),
+        other => return Err(format!("scalar type code {other}")),
+    })
+}
+
+fn malformed(what: impl Into<String>) -> FrontendError {
+    FrontendError::Malformed(what.into())
+}
+
+fn get<'a>(v: &'a Value, key: &str, ctx: &str) -> Result<&'a Value> {
+    v.get(key)
+        .ok_or_else(|| malformed(format!("{ctx}: missing field `{key}`")))
+}
+
+fn as_str<'a>(v: &'a Value, ctx: &str) -> Result<&'a str> {
+    v.as_str()
+        .ok_or_else(|| malformed(format!("{ctx}: expected a string")))
+}
+
+fn as_array<'a>(v: &'a Value, ctx: &str) -> Result<&'a Vec<Value>> {
+    v.as_array()
+        .ok_or_else(|| malformed(format!("{ctx}: expected a list")))
+}
+
+/// The single key and value of a union object.
+fn union<'a>(v: &'a Value, ctx: &str) -> Result<(&'a str, &'a Value)> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| malformed(format!("{ctx}: expected an object")))?;
+    // Unions serialize exactly one field; tolerate extra nulls.
+    obj.iter()
+        .find(|(_, val)| !val.is_null())
+        .or_else(|| obj.iter().next())
+        .map(|(k, val)| (k.as_str(), val))
+        .ok_or_else(|| malformed(format!("{ctx}: empty union")))
+}
+
+fn as_i64(v: &Value, ctx: &str) -> Result<i64> {
+    v.as_i64()
+        .ok_or_else(|| malformed(format!("{ctx}: expected an integer")))
+}
+
+/// Floats are numbers, or the strings "Infinity", "-Infinity" and "NaN".
+fn as_f64(v: &Value, ctx: &str) -> Result<f64> {
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .ok_or_else(|| malformed(format!("{ctx}: bad float"))),
+        Value::String(s) => match s.as_str() {
+            "Infinity" | "inf" => Ok(f64::INFINITY),
+            "-Infinity" | "-inf" => Ok(f64::NEG_INFINITY),
+            "NaN" | "nan" => Ok(f64::NAN),
+            _ => Err(malformed(format!("{ctx}: bad float `{s}`"))),
+        },
+        _ => Err(malformed(format!("{ctx}: expected a float"))),
+    }
+}
+
+/// A SymInt that must be concrete: `{"as_int": 3}`.
+fn concrete_int(v: &Value, ctx: &str, tensor: &str) -> Result<i64> {
+    let (kind, val) = union(v, ctx)?;
+    match kind {
+        "as_int" => as_i64(val, ctx),
+        _ => Err(FrontendError::DynamicShape {
+            tensor: tensor.to_string(),
+            size: match val {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            },
+        }),
+    }
+}
+
+fn tensor_name(v: &Value, ctx: &str) -> Result<String> {
+    Ok(as_str(get(v, "name", ctx)?, ctx)?.to_string())
+}
+
+/// Reads a tensor_meta object.
+pub fn tensor_meta(name: &str, v: &Value) -> Result<TensorMeta> {
+    let ctx = format!("tensor `{name}`");
+    let code = as_i64(get(v, "dtype", &ctx)?, &ctx)?;
+    let dtype = scalar_type(code).map_err(|d| FrontendError::UnsupportedDtype {
+        tensor: name.to_string(),
+        dtype: d,
+    })?;
+    let shape = as_array(get(v, "sizes", &ctx)?, &ctx)?
+        .iter()
+        .map(|s| concrete_int(s, &ctx, name))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(TensorMeta { dtype, shape })
+}
+
+/// Strides and storage offset of a tensor_meta (for weights).
+pub fn strides_and_offset(name: &str, v: &Value) -> Result<(Vec<i64>, i64)> {
+    let ctx = format!("weight `{name}`");
+    let strides = as_array(get(v, "strides", &ctx)?, &ctx)?
+        .iter()
+        .map(|s| concrete_int(s, &ctx, name))
+        .collect::<Result<Vec<_>>>()?;
+    let offset = match v.get("storage_offset") {
+        Some(o) => concrete_int(o, &ctx, name)?,
+        None => 0,
+    };
+    Ok((strides, offset))
+}
+
+fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
+    let (kind, val) = union(v, ctx)?;
+    let ints = |val: &Value| -> Result<Vec<i64>> {
+        as_array(val, ctx)?.iter().map(|x| as_i64(x, ctx)).collect()
+    };
+    Ok(match kind {
+        "as_none" => Arg::None,
+        "as_tensor" => Arg::Tensor(tensor_name(val, ctx)?),
+        "as_tensors" => Arg::Tensors(
+            as_array(val, ctx)?
+                .iter()
+                .map(|t| tensor_name(t, ctx))
+                .collect::<Result<_>>()?,
+        ),
+        "as_optional_tensor" => {
+            let (k, inner) = union(val, ctx)?;
+            match k {
+                "as_tensor" => Arg::Tensor(tensor_name(inner, ctx)?),
+                _ => Arg::None,
+            }
+        }
+        "as_optional_tensors" => Arg::OptionalTensors(
+            as_array(val, ctx)?
+                .iter()
+                .map(|t| {
+                    let (k, inner) = union(t, ctx)?;
+                    Ok(match k {
+                        "as_tensor" => Some(tensor_name(inner, ctx)?),
+                        _ => None,
+                    })
+                })
+                .collect::<Result<_>>()?,
+        ),
+        "as_int" => Arg::Int(as_i64(val, ctx)?),
+        "as_ints" => Arg::Ints(ints(val)?),
+        "as_sym_int" => Arg::Int(concrete_int(val, ctx, ctx)?),
+        "as_sym_ints" => Arg::Ints(
+            as_array(val, ctx)?
+                .iter()
+                .map(|x| concrete_int(x, ctx, ctx))
+                .collect::<Result<_>>()?,
+        ),
+        "as_float" => Arg::Float(as_f64(val, ctx)?),
+        "as_floats" => Arg::Floats(
+            as_array(val, ctx)?
+                .iter()
+                .map(|x| as_f64(x, ctx))
+                .collect::<Result<_>>()?,
+        ),
+        "as_sym_float" => {
+            let (k, inner) = union(val, ctx)?;
+            match k {
+                "as_float" => Arg::Float(as_f64(inner, ctx)?),
+                _ => Arg::Unsupported("symbolic float".into()),
+            }
+        }
+        "as_bool" => Arg::Bool(
+            val.as_bool()
+                .ok_or_else(|| malformed(format!("{ctx}: expected a bool")))?,
+        ),
+        "as_bools" => Arg::Bools(
+            as_array(val, ctx)?
+                .iter()
+                .map(|x| x.as_bool().ok_or_else(|| malformed(format!("{ctx}: expected a bool"))))
+                .collect::<Result<_>>()?,
+        ),
+        "as_sym_bool" => {
+            let (k, inner) = union(val, ctx)?;
+            match (k, inner.as_bool()) {
+                ("as_bool", Some(b)) => Arg::Bool(b),
+                _ => Arg::Unsupported("symbolic bool".into()),
+            }
+        }
+        "as_string" => Arg::String(as_str(val, ctx)?.to_string()),
+        "as_strings" => Arg::Strings(
+            as_array(val, ctx)?
+                .iter()
+                .map(|x| as_str(x, ctx).map(str::to_string))
+                .collect::<Result<_>>()?,
+        ),
+        "as_scalar_type" => Arg::ScalarType(scalar_type(as_i64(val, ctx)?)),
+        "as_memory_format" => Arg::Ignored("memory_format"),
+        "as_layout" => Arg::Ignored("layout"),
+        "as_device" => Arg::Ignored("device"),
+        other => Arg::Unsupported(other.to_string()),
+    })
+}
+
+/// Picks the innermost frame of a stack trace that is not inside torch or transformers'
+/// library code, falling back to the innermost frame.
+fn source_location(stack_trace: &str) -> Option<(String, u32)> {
+    let mut frames = Vec::new();
+    for line in stack_trace.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("File \"") {
+            if let Some((file, tail)) = rest.split_once("\", line ") {
+                let num: String = tail.chars().take_while(|c| c.is_ascii_digit()).collect();
+                if let Ok(n) = num.parse() {
+                    frames.push((file.to_string(), n));
+                }
+            }
+        }
+    }
+    frames
+        .iter()
+        .rev()
+        .find(|(f, _)| !f.contains("/site-packages/torch/") && !f.contains("/torch/nn/"))
+        .or_else(|| frames.last())
+        .cloned()
+}
+
+fn parse_node(v: &Value, index: usize) -> Result<Node> {
+    let ctx = format!("node #{index}");
+    let target_full = as_str(get(v, "target", &ctx)?, &ctx)?;
+    let name = v
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("node{index}"));
+    let ctx = format!("node `{name}` ({target_full})");
+    let target = target_full
+        .strip_prefix("torch.ops.")
+        .unwrap_or(target_full)
+        .to_string();
+    let mut args = Vec::new();
+    for (i, input) in as_array(get(v, "inputs", &ctx)?, &ctx)?.iter().enumerate() {
+        let arg_name = input
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("arg{i}"));
+        let arg = parse_arg(get(input, "arg", &ctx)?, &format!("{ctx}, argument `{arg_name}`"))?;
+        args.push((arg_name, arg));
+    }
+    let mut outputs = Vec::new();
+    for out in as_array(get(v, "outputs", &ctx)?, &ctx)? {
+        let (kind, val) = union(out, &ctx)?;
+        outputs.push(match kind {
+            "as_tensor" => NodeOutput::Tensor(tensor_name(val, &ctx)?),
+            "as_tensors" => NodeOutput::Tensors(
+                as_array(val, &ctx)?
+                    .iter()
+                    .map(|t| tensor_name(t, &ctx))
+                    .collect::<Result<_>>()?,
+            ),
+            _ => NodeOutput::None,
+        });
+    }
+    let source_location = v
+        .get("metadata")
+        .and_then(|m| m.get("stack_trace"))
+        .and_then(Value::as_str)
+        .and_then(source_location);
+    Ok(Node {
+        name,
+        target,
+        args,
+        outputs,
+        source_location,
+    })
+}
+
+fn parse_input_spec(v: &Value, index: usize) -> Result<InputSpec> {
+    let ctx = format!("input spec #{index}");
+    let (kind, val) = union(v, &ctx)?;
+    let arg = get(val, "arg", &ctx)?;
+    let (kind, target_field) = match kind {
+        "parameter" => (InputKind::Parameter, Some("parameter_name")),
+        "buffer" => (InputKind::Buffer, Some("buffer_name")),
+        "tensor_constant" => (InputKind::Constant, Some("tensor_constant_name")),
+        "user_input" => (InputKind::UserInput, None),
+        other => {
+            return Err(malformed(format!(
+                "{ctx}: input kind `{other}` is not supported (tpuc supports parameters, buffers, tensor constants and tensor user inputs)"
+            )))
+        }
+    };
+    let name = if kind == InputKind::UserInput {
+        let (k, inner) = union(arg, &ctx)?;
+        if k != "as_tensor" {
+            return Err(malformed(format!(
+                "{ctx}: user input of kind `{k}` is not a tensor; tpuc supports tensor inputs only"
+            )));
+        }
+        tensor_name(inner, &ctx)?
+    } else {
+        tensor_name(arg, &ctx)?
+    };
+    let target = match target_field {
+        Some(f) => Some(as_str(get(val, f, &ctx)?, &ctx)?.to_string()),
+        None => None,
+    };
+    Ok(InputSpec { kind, name, target })
+}
+
+/// Parses `model.json`. `file` names the source in error messages.
+pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
+    let root: Value = serde_json::from_slice(bytes).map_err(|e| FrontendError::InvalidJson {
+        file: file.to_string(),
+        message: e.to_string(),
+    })?;
+    let version = root
+        .get("schema_version")
+        .ok_or_else(|| malformed(format!("`{file}` has no schema_version: not an ExportedProgram")))?;
+    let major = version.get("major").and_then(Value::as_i64).unwrap_or(-1);
+    let minor = version.get("minor").and_then(Value::as_i64).unwrap_or(0);
+    if major != SUPPORTED_SCHEMA_MAJOR {
+        return Err(FrontendError::UnsupportedSchema {
+            file: file.to_string(),
+            major,
+            minor,
+            supported: SUPPORTED_SCHEMA_MAJOR,
+        });
+    }
+    let gm = get(&root, "graph_module", file)?;
+    let graph = get(gm, "graph", file)?;
+    let signature = get(gm, "signature", file)?;
+
+    let mut tensors = BTreeMap::new();
+    if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
+        for (name, meta) in tv {
+            tensors.insert(name.clone(), tensor_meta(name, meta)?);
+        }
+    }
+    let nodes = as_array(get(graph, "nodes", file)?, file)?
+        .iter()
+        .enumerate()
+        .map(|(i, n)| parse_node(n, i))
+        .collect::<Result<Vec<_>>>()?;
+    let inputs = as_array(get(signature, "input_specs", file)?, file)?
+        .iter()
+        .enumerate()
+        .map(|(i, s)| parse_input_spec(s, i))
+        .collect::<Result<Vec<_>>>()?;
+    let mut outputs = Vec::new();
+    for (i, spec) in as_array(get(signature, "output_specs", file)?, file)?.iter().enumerate() {
+        let ctx = format!("output spec #{i}");
+        let (kind, val) = union(spec, &ctx)?;
+        if kind != "user_output" {
+            return Err(malformed(format!(
+                "{ctx}: output kind `{kind}` (buffer mutation or gradient) is not supported in inference programs"
+            )));
+        }
+        let (k, inner) = union(get(val, "arg", &ctx)?, &ctx)?;
+        if k != "as_tensor" {
+            return Err(malformed(format!(
+                "{ctx}: output of kind `{k}` is not a tensor; tpuc supports tensor outputs only"
+            )));
+        }
+        outputs.push(tensor_name(inner, &ctx)?);
+    }
+    for name in inputs.iter().map(|s| &s.name).chain(outputs.iter()) {
+        if !tensors.contains_key(name) {
+            return Err(malformed(format!("tensor `{name}` has no entry in tensor_values")));
+        }
+    }
+    Ok(Graph {
+        inputs,
+        outputs,
+        nodes,
+        tensors,
+        schema_version: (major, minor),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_trace_prefers_user_frames() {
+        let st = "File \"/home/u/model.py\", line 12, in forward\n    x = self.l(x)\n  File \"/usr/lib/python3/site-packages/torch/nn/modules/linear.py\", line 134, in forward\n    return F.linear(x)";
+        assert_eq!(source_location(st), Some(("/home/u/model.py".to_string(), 12)));
+    }
+
+    #[test]
+    fn non_finite_floats_are_strings() {
+        assert_eq!(as_f64(&Value::String("-Infinity".into()), "t").unwrap(), f64::NEG_INFINITY);
+        assert!(as_f64(&Value::String("x".into()), "t").is_err());
+    }
+}

@@ -1,0 +1,153 @@
+//! Frontend: reads torch.export programs (`.pt2` archives or bare `model.json`).
+//!
+//! Output: a [`Graph`] (nodes, signature, tensor metadata) plus a [`WeightSet`] that
+//! knows where every parameter, buffer and constant lives, so later stages can stream
+//! weights without loading them.
+
+pub mod archive;
+pub mod error;
+pub mod graph;
+pub mod json;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+pub use error::FrontendError;
+pub use graph::{Arg, Graph, InputKind, InputSpec, Node, NodeOutput, TensorMeta};
+
+use archive::{Archive, StoredTensor};
+use error::Result;
+
+/// Where the values of the graph's weight inputs come from.
+pub enum WeightSet {
+    /// Read from a .pt2 archive (strided views of stored entries).
+    Archive {
+        archive: Archive,
+        /// By graph placeholder name.
+        stored: BTreeMap<String, StoredTensor>,
+    },
+    /// A bare `model.json` carries no weights.
+    None,
+}
+
+/// An exported program ready for import.
+pub struct ExportedModel {
+    pub source: PathBuf,
+    pub graph: Graph,
+    pub weights: WeightSet,
+}
+
+impl ExportedModel {
+    /// True when the weights come with the model (a .pt2 archive).
+    pub fn has_weights(&self) -> bool {
+        matches!(self.weights, WeightSet::Archive { .. })
+    }
+
+    /// Streams the row-major bytes of weight input `name` to `sink`.
+    /// Returns `Ok(false)` when the model carries no data for it.
+    pub fn stream_weight(
+        &self,
+        name: &str,
+        sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<bool> {
+        let WeightSet::Archive { archive, stored } = &self.weights else {
+            return Ok(false);
+        };
+        let (Some(st), Some(meta)) = (stored.get(name), self.graph.tensors.get(name)) else {
+            return Ok(false);
+        };
+        let bytes = archive
+            .read(&st.entry)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        archive::for_each_row_major_chunk(
+            &bytes,
+            &meta.shape,
+            &st.strides,
+            st.storage_offset,
+            meta.dtype.size_in_bytes(),
+            sink,
+        )?;
+        Ok(true)
+    }
+}
+
+/// Reads a `.pt2` archive, or a bare ExportedProgram JSON file (anything whose first
+/// non-blank byte is `{`).
+pub fn load(path: &Path) -> Result<ExportedModel> {
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|source| FrontendError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let first = head[..n].iter().find(|b| !b.is_ascii_whitespace()).copied();
+    if first == Some(b'{') {
+        load_json(path)
+    } else {
+        load_pt2(path)
+    }
+}
+
+fn load_json(path: &Path) -> Result<ExportedModel> {
+    let bytes = std::fs::read(path).map_err(|source| FrontendError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let graph = json::parse_exported_program(&bytes, &path.display().to_string())?;
+    Ok(ExportedModel {
+        source: path.to_path_buf(),
+        graph,
+        weights: WeightSet::None,
+    })
+}
+
+fn load_pt2(path: &Path) -> Result<ExportedModel> {
+    let archive = Archive::open(path)?;
+    let json_bytes = archive.model_json()?;
+    let file = format!("{}:models/model.json", path.display());
+    let graph = json::parse_exported_program(&json_bytes, &file)?;
+    drop(json_bytes);
+    let configs = archive.tensor_configs()?;
+    let mut stored = BTreeMap::new();
+    for spec in &graph.inputs {
+        if spec.kind == InputKind::UserInput {
+            continue;
+        }
+        let target = spec.target.clone().unwrap_or_default();
+        let st = configs
+            .get(&target)
+            .ok_or_else(|| FrontendError::MissingWeight {
+                name: target.clone(),
+                file: "data/weights/model_weights_config.json (no entry)".to_string(),
+            })?;
+        let size = archive
+            .entry_size(&st.entry)
+            .ok_or_else(|| FrontendError::MissingWeight {
+                name: target.clone(),
+                file: st.entry.clone(),
+            })?;
+        let meta = &graph.tensors[&spec.name];
+        let elem = meta.dtype.size_in_bytes() as u64;
+        let needed = archive::storage_elements_needed(&meta.shape, &st.strides, st.storage_offset)
+            .map(|n| n * elem);
+        if needed.is_none_or(|n| n > size) || st.strides.len() != meta.shape.len() {
+            return Err(FrontendError::WeightSizeMismatch {
+                name: target,
+                file: st.entry.clone(),
+                expected: needed.unwrap_or(u64::MAX),
+                found: size,
+                sizes: meta.shape.clone(),
+                strides: st.strides.clone(),
+                offset: st.storage_offset,
+            });
+        }
+        stored.insert(spec.name.clone(), st.clone());
+    }
+    Ok(ExportedModel {
+        source: path.to_path_buf(),
+        graph,
+        weights: WeightSet::Archive { archive, stored },
+    })
+}

@@ -1,0 +1,201 @@
+//! tpuc compiler: torch.export programs to StableHLO, ahead of time.
+//!
+//! The flow: [`frontend::load`] reads a `.pt2` archive (or bare `model.json`),
+//! [`import::import_graph`] builds an ATen-level MLIR module, the passes of
+//! [`passes::DEFAULT_PIPELINE`] lower it to StableHLO and verify it, and
+//! [`artifact::write`] produces the artifact (manifest, program, weights).
+//!
+//! ```no_run
+//! use std::path::Path;
+//! let options = tpuc_compiler::CompileOptions::default();
+//! let report = tpuc_compiler::compile(Path::new("model.pt2"), Path::new("model.tpuc"), &options)?;
+//! println!("{} ops lowered", report.num_nodes);
+//! # Ok::<(), tpuc_compiler::CompileError>(())
+//! ```
+
+pub mod artifact;
+pub mod frontend;
+pub mod import;
+pub mod passes;
+
+use std::path::{Path, PathBuf};
+
+use melior::ir::operation::{OperationLike, OperationPrintingFlags};
+use melior::ir::Module;
+use melior::Context;
+
+pub use frontend::FrontendError;
+
+/// The StableHLO version tpuc's output is written against (portable across PJRT
+/// plugins that report at least this version).
+pub const STABLEHLO_VERSION: &str = "1.0.0";
+
+/// One unsupported op target, as reported by `lower-aten-to-stablehlo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsupportedOp {
+    pub target: String,
+    pub count: usize,
+    pub first_node: String,
+}
+
+/// Everything that can go wrong while compiling.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error(transparent)]
+    Frontend(#[from] FrontendError),
+    #[error("node `{node}` ({target}): {message}")]
+    Node {
+        node: String,
+        target: String,
+        message: String,
+    },
+    #[error("{}", format_unsupported(.0))]
+    UnsupportedOps(Vec<UnsupportedOp>),
+    #[error("the emitted StableHLO does not verify:\n{}", .0.iter().map(|d| format!("  {d}")).collect::<Vec<_>>().join("\n"))]
+    Verify(Vec<tpuc_dialects::verify::Diagnostic>),
+    #[error("unknown pass `{name}`; known passes: {}", .known.join(", "))]
+    UnknownPass { name: String, known: Vec<String> },
+    #[error("cannot parse MLIR in `{file}` (see the diagnostics above)")]
+    MlirParse { file: String },
+    #[error("cannot write `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("refusing to write `{path}`: {reason}")]
+    Output { path: PathBuf, reason: String },
+    #[error("unknown target `{0}` (known: tpu)")]
+    UnknownTarget(String),
+    #[error("internal compiler error: {0}")]
+    Internal(String),
+}
+
+fn format_unsupported(ops: &[UnsupportedOp]) -> String {
+    let total: usize = ops.iter().map(|o| o.count).sum();
+    let mut s = format!(
+        "{} unsupported op target(s) ({} node(s)); no lowering to StableHLO exists for:",
+        ops.len(),
+        total
+    );
+    for o in ops {
+        s.push_str(&format!("\n  {} x{} (first at node `{}`)", o.target, o.count, o.first_node));
+    }
+    s.push_str("\nhint: `tpuc inspect MODEL` lists every op; a decomposition (ep.run_decompositions()) may avoid them");
+    s
+}
+
+/// Compilation targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    /// Portable StableHLO, for TPUs and any PJRT plugin.
+    #[default]
+    Tpu,
+}
+
+impl Target {
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Tpu => "tpu",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Target, CompileError> {
+        match s {
+            "tpu" | "stablehlo" | "pjrt" => Ok(Target::Tpu),
+            other => Err(CompileError::UnknownTarget(other.to_string())),
+        }
+    }
+}
+
+/// How weights missing from the source (a bare `model.json`) are handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingWeights {
+    /// Write zeros and mark them `zero_filled` in the manifest.
+    #[default]
+    ZeroFill,
+    /// Turn them into user inputs of the artifact.
+    AsInputs,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CompileOptions {
+    pub target: Target,
+    pub missing_weights: MissingWeights,
+}
+
+/// What a successful compile produced.
+#[derive(Debug, Clone)]
+pub struct CompileReport {
+    pub output: PathBuf,
+    pub num_nodes: usize,
+    pub num_weights: usize,
+    pub weight_bytes: u64,
+    /// Weights written as zeros because the source had none.
+    pub zero_filled: usize,
+}
+
+/// Creates the MLIR context tpuc uses.
+pub fn new_context() -> Context {
+    tpuc_dialects::new_context()
+}
+
+/// Prints a module in generic form (what PJRT plugins parse without our dialects).
+pub fn print_module(module: &Module<'_>) -> Result<String, CompileError> {
+    module
+        .as_operation()
+        .to_string_with_flags(OperationPrintingFlags::new().print_generic_operation_form())
+        .map_err(|e| CompileError::Internal(format!("printing the module: {e}")))
+}
+
+/// Prints with locations (node names), for `--emit mlir --debug-locations` and lit tests.
+pub fn print_module_with_locations(module: &Module<'_>) -> Result<String, CompileError> {
+    module
+        .as_operation()
+        .to_string_with_flags(
+            OperationPrintingFlags::new()
+                .print_generic_operation_form()
+                .enable_debug_info(true, false),
+        )
+        .map_err(|e| CompileError::Internal(format!("printing the module: {e}")))
+}
+
+/// Frontend + import + default pipeline: the StableHLO module for `model`.
+pub fn lower_to_stablehlo<'c>(
+    ctx: &'c Context,
+    model: &frontend::ExportedModel,
+) -> Result<Module<'c>, CompileError> {
+    let module = import::import_graph(ctx, &model.graph)?;
+    let pipeline = passes::parse_pipeline(passes::DEFAULT_PIPELINE)?;
+    passes::run_pipeline(ctx, module, &pipeline)
+}
+
+/// Compiles the exported program at `input` into an artifact directory at `output`.
+pub fn compile(input: &Path, output: &Path, options: &CompileOptions) -> Result<CompileReport, CompileError> {
+    artifact::check_output_path(input, output)?;
+    let model = frontend::load(input)?;
+    let ctx = new_context();
+    let module = lower_to_stablehlo(&ctx, &model)?;
+    let program = print_module(&module)?;
+    artifact::write(&model, &program, output, options)
+}
+
+/// Compiles to StableHLO text only (`tpuc compile --emit mlir`).
+pub fn compile_to_mlir(input: &Path) -> Result<String, CompileError> {
+    let model = frontend::load(input)?;
+    let ctx = new_context();
+    let module = lower_to_stablehlo(&ctx, &model)?;
+    print_module(&module)
+}
+
+/// Parses MLIR text, runs `pipeline` on it, and prints the result (`tpuc opt`).
+pub fn run_opt(text: &str, file: &str, pipeline: &str, with_locations: bool) -> Result<String, CompileError> {
+    let passes = passes::parse_pipeline(pipeline)?;
+    let ctx = new_context();
+    let module = Module::parse(&ctx, text).ok_or_else(|| CompileError::MlirParse { file: file.to_string() })?;
+    let module = passes::run_pipeline(&ctx, module, &passes)?;
+    if with_locations {
+        print_module_with_locations(&module)
+    } else {
+        print_module(&module)
+    }
+}

@@ -1,0 +1,101 @@
+//! `scaled_dot_product_attention`, decomposed as PyTorch's math reference does:
+//! `softmax(q @ k^T * scale + mask) @ v`, with causal masks and grouped-query heads.
+
+use tpuc_dialects::stablehlo::{Cmp, ReduceKind};
+use tpuc_dialects::{Emitter, TValue, TensorType};
+use tpuc_runtime::DType;
+
+use super::elementwise::splat;
+use super::linear::matmul;
+use super::{AtenOp, LResult, LowerError};
+
+pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
+    match op.base() {
+        "aten.scaled_dot_product_attention" => Some(sdpa(op, e)),
+        _ => None,
+    }
+}
+
+/// Repeats each head of `[..., H, S, D]` `n` times (grouped-query attention):
+/// `[..., H, S, D] -> [..., H, n, S, D] -> [..., H*n, S, D]`.
+fn repeat_heads(e: &Emitter, x: &TValue, n: i64) -> LResult<TValue> {
+    if n == 1 {
+        return Ok(x.clone());
+    }
+    let r = x.rank();
+    let h = r - 3;
+    let mut shape = x.shape()[..=h].to_vec();
+    shape.push(n);
+    shape.extend_from_slice(&x.shape()[h + 1..]);
+    let mut dims: Vec<i64> = (0..=h as i64).collect();
+    dims.extend([h as i64 + 2, h as i64 + 3]);
+    let b = e.broadcast_in_dim(x, &shape, &dims)?;
+    let mut out = x.shape().to_vec();
+    out[h] *= n;
+    Ok(e.reshape(&b, &out)?)
+}
+
+fn sdpa(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let q = op.tensor("query")?;
+    let k = op.tensor("key")?;
+    let v = op.tensor("value")?;
+    if op.number_or("dropout_p", 0.0) != 0.0 {
+        return Err(LowerError::Unsupported(
+            "scaled_dot_product_attention with dropout_p > 0 is random; export in eval mode with dropout_p=0".into(),
+        ));
+    }
+    if q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank() {
+        return Err(LowerError::Invalid("query, key and value must have the same rank (>= 2)".into()));
+    }
+    let r = q.rank();
+    let d = q.shape()[r - 1];
+    let (l, s) = (q.shape()[r - 2], k.shape()[r - 2]);
+    let scale = op.number_opt("scale").unwrap_or(1.0 / (d as f64).sqrt());
+    let (k, v) = if op.bool_or("enable_gqa", false) && r >= 3 && k.shape()[r - 3] != q.shape()[r - 3] {
+        let n = q.shape()[r - 3] / k.shape()[r - 3];
+        (repeat_heads(e, k, n)?, repeat_heads(e, v, n)?)
+    } else {
+        (k.clone(), v.clone())
+    };
+    let mut perm: Vec<i64> = (0..r as i64).collect();
+    perm.swap(r - 2, r - 1);
+    let kt = e.transpose(&k, &perm)?;
+    let mut scores_shape = q.shape()[..r - 2].to_vec();
+    scores_shape.extend([l, s]);
+    let scores_ty = TensorType::new(
+        super::elementwise::broadcast_shapes(&scores_shape, &{
+            let mut ks = kt.shape()[..r - 2].to_vec();
+            ks.extend([l, s]);
+            ks
+        })?,
+        ty.dtype,
+    );
+    let scores = matmul(e, q, &kt, Some(&scores_ty))?;
+    let scores = e.mul(&scores, &splat(e, &scores.ty, scale)?)?;
+    let neg_inf = splat(e, &scores.ty, f64::NEG_INFINITY)?;
+    let mut scores = scores;
+    if op.bool_or("is_causal", false) {
+        let it = TensorType::new(vec![l, s], DType::I64);
+        let keep = e.compare(Cmp::Ge, &e.iota(&it, 0)?, &e.iota(&it, 1)?)?;
+        let keep = e.broadcast_to(&keep, scores.shape())?;
+        scores = e.select(&keep, &scores, &neg_inf)?;
+    }
+    if let Some(mask) = op.tensor_opt("attn_mask") {
+        let m = e.broadcast_to(mask, scores.shape())?;
+        scores = if m.dtype() == DType::Bool {
+            e.select(&m, &scores, &neg_inf)?
+        } else {
+            e.add(&scores, &e.convert(&m, scores.dtype())?)?
+        };
+    }
+    // Softmax over the last dim.
+    let last = scores.rank() as i64 - 1;
+    let kept: Vec<i64> = (0..last).collect();
+    let mx = e.reduce(&scores, f64::NEG_INFINITY, &[last], ReduceKind::Max)?;
+    let ex = e.unary("stablehlo.exponential", &e.sub(&scores, &e.broadcast_in_dim(&mx, scores.shape(), &kept)?)?)?;
+    let sum = e.reduce(&ex, 0.0, &[last], ReduceKind::Add)?;
+    let p = e.div(&ex, &e.broadcast_in_dim(&sum, scores.shape(), &kept)?)?;
+    let out = matmul(e, &p, &v, Some(ty))?;
+    Ok(vec![out])
+}

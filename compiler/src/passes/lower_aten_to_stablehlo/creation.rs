@@ -1,0 +1,92 @@
+//! Tensor creation: `arange`, `full`/`zeros`/`ones` (and their `_like`/`new_`
+//! forms), `scalar_tensor`, `eye`, and the `triu`/`tril` masks built from iotas.
+
+use tpuc_dialects::stablehlo::Cmp;
+use tpuc_dialects::{Emitter, TValue, TensorType};
+use tpuc_runtime::DType;
+
+use super::elementwise::{splat, to_type};
+use super::{AtenOp, LResult, LowerError};
+
+pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
+    let r = match op.base() {
+        "aten.arange" => arange(op, e),
+        "aten.full" | "aten.full_like" | "aten.new_full" => fill(op, e, None),
+        "aten.zeros" | "aten.zeros_like" | "aten.new_zeros" | "aten.empty" | "aten.empty_like"
+        | "aten.new_empty" | "aten.empty_strided" | "aten.new_empty_strided" | "aten.empty_permuted" => fill(op, e, Some(0.0)),
+        "aten.ones" | "aten.ones_like" | "aten.new_ones" => fill(op, e, Some(1.0)),
+        "aten.scalar_tensor" => fill(op, e, None),
+        "aten.eye" => eye(op, e),
+        "aten.triu" | "aten.tril" => tri(op, e),
+        _ => return None,
+    };
+    Some(r)
+}
+
+fn fill(op: &AtenOp, e: &Emitter, value: Option<f64>) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let v = match value {
+        Some(v) => v,
+        None => {
+            if let Some(t) = op.tensor_opt("fill_value") {
+                return Ok(vec![to_type(e, t, ty)?]);
+            }
+            op.number_opt("fill_value")
+                .or(op.number_opt("s"))
+                .ok_or_else(|| LowerError::Invalid("missing fill value".into()))?
+        }
+    };
+    let v = if ty.dtype.is_float() || ty.dtype == DType::Bool { v } else { v.trunc() };
+    Ok(vec![splat(e, ty, v)?])
+}
+
+/// `start + step * iota`, computed in f64 for floats (as PyTorch does) or i64.
+fn arange(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    if ty.rank() != 1 {
+        return Err(LowerError::Invalid("arange must produce a 1-D tensor".into()));
+    }
+    let start = op.number_or("start", 0.0);
+    let step = op.number_or("step", 1.0);
+    let all_int = !ty.dtype.is_float();
+    let compute = if all_int { DType::I64 } else { DType::F64 };
+    let it = TensorType::new(ty.shape.clone(), compute);
+    let i = e.iota(&it, 0)?;
+    let v = e.add(&e.mul(&i, &splat(e, &it, step)?)?, &splat(e, &it, start)?)?;
+    Ok(vec![e.convert(&v, ty.dtype)?])
+}
+
+fn eye(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let it = ty.with_dtype(DType::I64);
+    let rows = e.iota(&it, 0)?;
+    let cols = e.iota(&it, 1)?;
+    let eq = e.compare(Cmp::Eq, &rows, &cols)?;
+    Ok(vec![e.convert(&eq, ty.dtype)?])
+}
+
+/// Keeps elements on and above (`triu`) or below (`tril`) the `diagonal`-th diagonal of
+/// the last two dims.
+fn tri(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    let r = x.rank();
+    if r < 2 {
+        return Err(LowerError::Invalid("triu/tril need at least 2 dims".into()));
+    }
+    let k = op.int_or("diagonal", 0);
+    let it = TensorType::new(x.shape()[r - 2..].to_vec(), DType::I64);
+    let rows = e.iota(&it, 0)?;
+    let cols = e.iota(&it, 1)?;
+    let diff = e.sub(&cols, &rows)?;
+    let kk = splat(e, &it, k as f64)?;
+    let keep = if op.base() == "aten.triu" {
+        e.compare(Cmp::Ge, &diff, &kk)?
+    } else {
+        e.compare(Cmp::Le, &diff, &kk)?
+    };
+    let keep = e.broadcast_to(&keep, x.shape())?;
+    let zero = splat(e, &x.ty, 0.0)?;
+    let out = e.select(&keep, x, &zero)?;
+    Ok(vec![to_type(e, &out, ty)?])
+}

@@ -1,0 +1,632 @@
+//! Elementwise ops: unary math and activations, binary arithmetic, comparisons,
+//! logical ops, `where`/`masked_fill`, clamps, dtype conversions and pass-throughs.
+//!
+//! Arithmetic is computed in the result dtype the graph records (PyTorch already did
+//! type promotion); comparisons promote their operands with PyTorch's rules.
+
+use tpuc_dialects::stablehlo::{integer_bounds, Cmp};
+use tpuc_dialects::{Emitter, TValue, TensorType};
+use tpuc_runtime::DType;
+
+use super::{AtenOp, LResult, LowerError};
+
+/// Category rank in PyTorch's promotion: bool < integer < floating.
+fn category(d: DType) -> u8 {
+    if d == DType::Bool {
+        0
+    } else if d.is_float() {
+        2
+    } else {
+        1
+    }
+}
+
+/// The wider of two dtypes of the same category.
+fn wider(a: DType, b: DType) -> DType {
+    use DType::*;
+    if a == b {
+        return a;
+    }
+    match (a, b) {
+        (F64, _) | (_, F64) => F64,
+        (F32, _) | (_, F32) => F32,
+        (F16, Bf16) | (Bf16, F16) => F32,
+        (I64, _) | (_, I64) => I64,
+        (I32, _) | (_, I32) => I32,
+        (I16, _) | (_, I16) => I16,
+        (U8, I8) | (I8, U8) => I16,
+        (x, Bool) | (Bool, x) => x,
+        (x, _) => x,
+    }
+}
+
+/// An operand of a promoting op: a tensor (dimensioned or 0-d) or a Python scalar.
+#[derive(Clone, Copy)]
+pub enum Operand {
+    Tensor { dtype: DType, rank: usize },
+    /// `is_float`: the scalar was written as a float.
+    Scalar { kind: DType },
+}
+
+/// PyTorch's result_type: dimensioned tensors outrank 0-d tensors, which outrank
+/// scalars, unless a lower tier has a higher category.
+pub fn result_type(operands: &[Operand]) -> DType {
+    let mut tiers: [Option<DType>; 3] = [None, None, None];
+    for o in operands {
+        let (tier, d) = match o {
+            Operand::Tensor { dtype, rank } if *rank > 0 => (0, *dtype),
+            Operand::Tensor { dtype, .. } => (1, *dtype),
+            Operand::Scalar { kind } => (2, *kind),
+        };
+        tiers[tier] = Some(match tiers[tier] {
+            Some(prev) if category(prev) > category(d) => prev,
+            Some(prev) if category(prev) < category(d) => d,
+            Some(prev) => wider(prev, d),
+            None => d,
+        });
+    }
+    let mut best: Option<DType> = None;
+    for (tier, t) in tiers.iter().enumerate() {
+        let Some(d) = *t else { continue };
+        best = Some(match best {
+            None => {
+                if tier == 2 {
+                    // Only scalars: default dtypes.
+                    match category(d) {
+                        2 => DType::F32,
+                        1 => DType::I64,
+                        _ => DType::Bool,
+                    }
+                } else {
+                    d
+                }
+            }
+            Some(b) if category(d) > category(b) => {
+                if tier == 2 && category(d) == 2 {
+                    DType::F32
+                } else if tier == 2 {
+                    DType::I64
+                } else {
+                    d
+                }
+            }
+            Some(b) => b,
+        });
+    }
+    best.unwrap_or(DType::F32)
+}
+
+/// Converts `x` to `ty`'s dtype and broadcasts it to `ty`'s shape.
+pub fn to_type(e: &Emitter, x: &TValue, ty: &TensorType) -> LResult<TValue> {
+    let c = e.convert(x, ty.dtype)?;
+    Ok(e.broadcast_to(&c, &ty.shape)?)
+}
+
+/// A splat constant of `ty`.
+pub fn splat(e: &Emitter, ty: &TensorType, v: f64) -> LResult<TValue> {
+    let s = e.scalar(ty.dtype, v)?;
+    Ok(e.broadcast_to(&s, &ty.shape)?)
+}
+
+/// Argument `name` as a tensor of type `ty`, whether given as a tensor or a scalar.
+pub fn arg_as(op: &AtenOp, e: &Emitter, name: &str, ty: &TensorType) -> LResult<TValue> {
+    if let Some(t) = op.tensor_opt(name) {
+        return to_type(e, t, ty);
+    }
+    let v = op
+        .number_opt(name)
+        .ok_or_else(|| LowerError::Invalid(format!("missing argument `{name}`")))?;
+    splat(e, ty, v)
+}
+
+/// Describes argument `name` for promotion.
+pub fn operand_kind(op: &AtenOp, name: &str) -> Option<Operand> {
+    if let Some(t) = op.tensor_opt(name) {
+        return Some(Operand::Tensor {
+            dtype: t.dtype(),
+            rank: t.rank(),
+        });
+    }
+    let kind = match op.attr(name)? {
+        super::op::AttrValue::Float(_) => DType::F32,
+        super::op::AttrValue::Int(_) => DType::I64,
+        super::op::AttrValue::Bool(_) => DType::Bool,
+        _ => return None,
+    };
+    Some(Operand::Scalar { kind })
+}
+
+/// Broadcast shape of two shapes (numpy rules).
+pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> LResult<Vec<i64>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let y = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        out[i] = if x == y || y == 1 {
+            x
+        } else if x == 1 {
+            y
+        } else {
+            return Err(LowerError::Invalid(format!("shapes {a:?} and {b:?} do not broadcast")));
+        };
+    }
+    Ok(out)
+}
+
+/// erf for f32 and narrower, as a rational approximation on [-4, 4] (the one XLA and
+/// Eigen use for single precision; max error ~1 ulp in f32).
+pub fn erf(e: &Emitter, x: &TValue) -> LResult<TValue> {
+    let orig = x.dtype();
+    let compute = if orig == DType::F64 { DType::F64 } else { DType::F32 };
+    let x = e.convert(x, compute)?;
+    let ty = x.ty.clone();
+    let c = |v: f64| splat(e, &ty, v);
+    let x = e.clamp(&e.scalar(compute, -4.0)?, &x, &e.scalar(compute, 4.0)?)?;
+    let x2 = e.mul(&x, &x)?;
+    let alpha = [
+        -2.726_142_2e-10,
+        2.770_681_4e-08,
+        -2.101_024e-06,
+        -5.692_506_4e-05,
+        -7.349_906_3e-04,
+        -2.954_600_5e-03,
+        -1.609_603_3e-02,
+    ];
+    let beta = [
+        -1.456_607_2e-05,
+        -2.133_740_6e-04,
+        -1.682_827e-03,
+        -7.373_329_2e-03,
+        -1.426_474_0e-02,
+    ];
+    let horner = |coeffs: &[f64]| -> LResult<TValue> {
+        let mut acc = c(coeffs[0])?;
+        for &k in &coeffs[1..] {
+            acc = e.add(&e.mul(&acc, &x2)?, &c(k)?)?;
+        }
+        Ok(acc)
+    };
+    let p = e.mul(&x, &horner(&alpha)?)?;
+    let q = horner(&beta)?;
+    let r = e.div(&p, &q)?;
+    Ok(e.convert(&r, orig)?)
+}
+
+fn unary_math(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "aten.exp" => "stablehlo.exponential",
+        "aten.expm1" => "stablehlo.exponential_minus_one",
+        "aten.log" => "stablehlo.log",
+        "aten.log1p" => "stablehlo.log_plus_one",
+        "aten.sqrt" => "stablehlo.sqrt",
+        "aten.rsqrt" => "stablehlo.rsqrt",
+        "aten.tanh" => "stablehlo.tanh",
+        "aten.sigmoid" => "stablehlo.logistic",
+        "aten.sin" => "stablehlo.sine",
+        "aten.cos" => "stablehlo.cosine",
+        "aten.tan" => "stablehlo.tan",
+        "aten.abs" => "stablehlo.abs",
+        "aten.neg" => "stablehlo.negate",
+        "aten.floor" => "stablehlo.floor",
+        "aten.ceil" => "stablehlo.ceil",
+        "aten.round" => "stablehlo.round_nearest_even",
+        "aten.sign" => "stablehlo.sign",
+        "aten.atan2" => "stablehlo.atan2",
+        _ => return None,
+    })
+}
+
+/// Lowers `op` when it belongs to this family.
+pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
+    let base = op.base();
+    let r = match base {
+        // Pass-throughs and no-ops.
+        "aten._assert_tensor_metadata" | "aten._assert_async" | "aten._assert_scalar" | "aten.sym_constrain_range_for_size" => Ok(vec![]),
+        "aten.clone" | "aten.contiguous" | "aten.alias" | "aten.detach" | "aten.lift_fresh_copy" | "aten.lift_fresh" | "aten.alias_copy" | "aten.detach_copy" | "aten.positive" => identity(op, e),
+        "aten.dropout" | "aten.feature_dropout" | "aten.alpha_dropout" => dropout(op, e),
+        "aten.native_dropout" => native_dropout(op, e),
+        "aten._to_copy" | "aten.to" | "aten.type_as" | "aten._to_dim_order_copy" => identity(op, e),
+        _ => return lower_math(op, e, base),
+    };
+    Some(r)
+}
+
+fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue>>> {
+    let r = if let Some(name) = unary_math(base).filter(|_| base != "aten.atan2") {
+        unary(op, e, name)
+    } else {
+        match base {
+            "aten.reciprocal" => unary_with(op, e, |e, x| Ok(e.div(&splat(e, &x.ty, 1.0)?, x)?)),
+            "aten.erf" => unary_with(op, e, erf),
+            "aten.relu" => unary_with(op, e, |e, x| Ok(e.max(x, &splat(e, &x.ty, 0.0)?)?)),
+            "aten.relu6" => unary_with(op, e, |e, x| clamp_values(e, x, Some(0.0), Some(6.0))),
+            "aten.silu" => unary_with(op, e, |e, x| Ok(e.mul(x, &e.unary("stablehlo.logistic", x)?)?)),
+            "aten.gelu" => gelu(op, e),
+            "aten.hardtanh" => {
+                let (lo, hi) = (op.number_or("min_val", -1.0), op.number_or("max_val", 1.0));
+                unary_with(op, e, |e, x| clamp_values(e, x, Some(lo), Some(hi)))
+            }
+            "aten.hardsigmoid" => unary_with(op, e, hardsigmoid),
+            "aten.hardswish" => unary_with(op, e, |e, x| Ok(e.mul(x, &hardsigmoid(e, x)?)?)),
+            "aten.leaky_relu" => {
+                let slope = op.number_or("negative_slope", 0.01);
+                unary_with(op, e, |e, x| {
+                    let zero = splat(e, &x.ty, 0.0)?;
+                    let pos = e.compare(Cmp::Gt, x, &zero)?;
+                    Ok(e.select(&pos, x, &e.mul(x, &splat(e, &x.ty, slope)?)?)?)
+                })
+            }
+            "aten.elu" => {
+                let alpha = op.number_or("alpha", 1.0);
+                let scale = op.number_or("scale", 1.0);
+                let input_scale = op.number_or("input_scale", 1.0);
+                unary_with(op, e, |e, x| {
+                    let zero = splat(e, &x.ty, 0.0)?;
+                    let pos = e.compare(Cmp::Gt, x, &zero)?;
+                    let xs = e.mul(x, &splat(e, &x.ty, input_scale)?)?;
+                    let neg = e.mul(&e.unary("stablehlo.exponential_minus_one", &xs)?, &splat(e, &x.ty, alpha)?)?;
+                    Ok(e.mul(&e.select(&pos, x, &neg)?, &splat(e, &x.ty, scale)?)?)
+                })
+            }
+            "aten.softplus" => {
+                let beta = op.number_or("beta", 1.0);
+                let threshold = op.number_or("threshold", 20.0);
+                unary_with(op, e, |e, x| {
+                    let bx = e.mul(x, &splat(e, &x.ty, beta)?)?;
+                    let soft = e.div(&e.unary("stablehlo.log_plus_one", &e.unary("stablehlo.exponential", &bx)?)?, &splat(e, &x.ty, beta)?)?;
+                    let big = e.compare(Cmp::Gt, &bx, &splat(e, &x.ty, threshold)?)?;
+                    Ok(e.select(&big, x, &soft)?)
+                })
+            }
+            "aten.clamp" | "aten.clip" | "aten.clamp_min" | "aten.clamp_max" => clamp(op, e),
+            "aten.logical_not" => logical_not(op, e),
+            "aten.bitwise_not" => bitwise_not(op, e),
+            "aten.isnan" => unary_pred(op, e, |e, x| Ok(e.compare(Cmp::Ne, x, x)?)),
+            "aten.isinf" => unary_pred(op, e, |e, x| {
+                let a = e.unary("stablehlo.abs", x)?;
+                Ok(e.compare(Cmp::Eq, &a, &splat(e, &a.ty, f64::INFINITY)?)?)
+            }),
+            "aten.add" | "aten.sub" | "aten.rsub" => add_sub(op, e, base),
+            "aten.mul" => arith(op, e, "stablehlo.multiply"),
+            "aten.div" => div(op, e),
+            "aten.maximum" | "aten.max" if op.tensor_opt("other").is_some() => arith(op, e, "stablehlo.maximum"),
+            "aten.minimum" | "aten.min" if op.tensor_opt("other").is_some() => arith(op, e, "stablehlo.minimum"),
+            "aten.pow" => pow(op, e),
+            "aten.atan2" => arith(op, e, "stablehlo.atan2"),
+            "aten.remainder" => remainder(op, e, true),
+            "aten.fmod" => remainder(op, e, false),
+            "aten.eq" => compare(op, e, Cmp::Eq),
+            "aten.ne" => compare(op, e, Cmp::Ne),
+            "aten.lt" => compare(op, e, Cmp::Lt),
+            "aten.le" => compare(op, e, Cmp::Le),
+            "aten.gt" => compare(op, e, Cmp::Gt),
+            "aten.ge" => compare(op, e, Cmp::Ge),
+            "aten.logical_and" => logical(op, e, "stablehlo.and"),
+            "aten.logical_or" => logical(op, e, "stablehlo.or"),
+            "aten.logical_xor" => logical(op, e, "stablehlo.xor"),
+            "aten.bitwise_and" | "aten.__and__" => arith(op, e, "stablehlo.and"),
+            "aten.bitwise_or" | "aten.__or__" => arith(op, e, "stablehlo.or"),
+            "aten.bitwise_xor" | "aten.__xor__" => arith(op, e, "stablehlo.xor"),
+            "aten.where" => where_(op, e),
+            "aten.masked_fill" => masked_fill(op, e),
+            _ => return None,
+        }
+    };
+    Some(r)
+}
+
+fn identity(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    Ok(vec![to_type(e, x, ty)?])
+}
+
+fn dropout(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    if op.bool_or("train", false) && op.number_or("p", 0.0) > 0.0 {
+        return Err(LowerError::Unsupported(
+            "dropout in training mode is random; export the model in eval mode (model.eval())".into(),
+        ));
+    }
+    identity(op, e)
+}
+
+fn native_dropout(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    if op.bool_or("train", true) && op.number_or("p", 0.0) > 0.0 {
+        return Err(LowerError::Unsupported(
+            "native_dropout in training mode is random; export the model in eval mode (model.eval())".into(),
+        ));
+    }
+    let x = op.first_tensor()?.clone();
+    let mask = splat(e, op.result(1)?, 1.0)?;
+    Ok(vec![x, mask])
+}
+
+/// Applies `f` to the first operand converted to the result dtype.
+fn unary_with(
+    op: &AtenOp,
+    e: &Emitter,
+    f: impl Fn(&Emitter, &TValue) -> LResult<TValue>,
+) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = to_type(e, op.first_tensor()?, ty)?;
+    Ok(vec![f(e, &x)?])
+}
+
+fn unary(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    if !ty.dtype.is_float() && !matches!(name, "stablehlo.abs" | "stablehlo.negate" | "stablehlo.sign") {
+        // floor/ceil/round of integers are identities.
+        if matches!(name, "stablehlo.floor" | "stablehlo.ceil" | "stablehlo.round_nearest_even") {
+            return Ok(vec![to_type(e, x, ty)?]);
+        }
+    }
+    let x = to_type(e, x, ty)?;
+    Ok(vec![e.unary(name, &x)?])
+}
+
+/// A predicate of a float operand (`isnan`); integers are never NaN or infinite.
+fn unary_pred(op: &AtenOp, e: &Emitter, f: impl Fn(&Emitter, &TValue) -> LResult<TValue>) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    if !x.dtype().is_float() {
+        return Ok(vec![splat(e, ty, 0.0)?]);
+    }
+    Ok(vec![f(e, x)?])
+}
+
+fn hardsigmoid(e: &Emitter, x: &TValue) -> LResult<TValue> {
+    let y = e.add(x, &splat(e, &x.ty, 3.0)?)?;
+    let y = clamp_values(e, &y, Some(0.0), Some(6.0))?;
+    Ok(e.div(&y, &splat(e, &x.ty, 6.0)?)?)
+}
+
+fn gelu(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let approximate = op.string_opt("approximate").unwrap_or("none").to_string();
+    unary_with(op, e, |e, x| {
+        let half = splat(e, &x.ty, 0.5)?;
+        let one = splat(e, &x.ty, 1.0)?;
+        let inner = if approximate == "tanh" {
+            // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+            let x3 = e.mul(&e.mul(x, x)?, x)?;
+            let t = e.add(x, &e.mul(&x3, &splat(e, &x.ty, 0.044715)?)?)?;
+            let t = e.mul(&t, &splat(e, &x.ty, (2.0 / std::f64::consts::PI).sqrt())?)?;
+            e.unary("stablehlo.tanh", &t)?
+        } else {
+            // 0.5 x (1 + erf(x / sqrt(2)))
+            let t = e.mul(x, &splat(e, &x.ty, std::f64::consts::FRAC_1_SQRT_2)?)?;
+            erf(e, &t)?
+        };
+        Ok(e.mul(&e.mul(x, &half)?, &e.add(&one, &inner)?)?)
+    })
+}
+
+/// Clamps to optional scalar bounds.
+fn clamp_values(e: &Emitter, x: &TValue, lo: Option<f64>, hi: Option<f64>) -> LResult<TValue> {
+    let mut y = x.clone();
+    if let Some(lo) = lo {
+        y = e.max(&y, &splat(e, &y.ty, lo)?)?;
+    }
+    if let Some(hi) = hi {
+        y = e.min(&y, &splat(e, &y.ty, hi)?)?;
+    }
+    Ok(y)
+}
+
+fn clamp(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?.clone();
+    let x = to_type(e, op.first_tensor()?, &ty)?;
+    let (lo_name, hi_name) = match op.base() {
+        "aten.clamp_min" => ("min", ""),
+        "aten.clamp_max" => ("", "max"),
+        _ => ("min", "max"),
+    };
+    let mut y = x;
+    for (name, is_min) in [(lo_name, true), (hi_name, false)] {
+        if name.is_empty() || (op.tensor_opt(name).is_none() && op.number_opt(name).is_none()) {
+            continue;
+        }
+        let bound = arg_as(op, e, name, &ty)?;
+        // PyTorch propagates NaN from the input; max/min in StableHLO do too.
+        y = if is_min { e.max(&y, &bound)? } else { e.min(&y, &bound)? };
+    }
+    Ok(vec![y])
+}
+
+fn logical_not(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let zero = splat(e, &x.ty, 0.0)?;
+    let is_zero = e.compare(Cmp::Eq, x, &zero)?;
+    Ok(vec![to_type(e, &is_zero, op.result(0)?)?])
+}
+
+fn bitwise_not(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = to_type(e, op.first_tensor()?, ty)?;
+    Ok(vec![e.unary("stablehlo.not", &x)?])
+}
+
+/// Binary arithmetic in the result dtype, with broadcasting; scalars become constants.
+fn arith(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let a = arg_as(op, e, "self", ty)?;
+    let b = arg_as(op, e, "other", ty)?;
+    let name = match (name, ty.dtype) {
+        ("stablehlo.atan2", d) if !d.is_float() => return Err(LowerError::Invalid("atan2 needs floats".into())),
+        (n, _) => n,
+    };
+    Ok(vec![e.binary(name, &a, &b)?])
+}
+
+fn add_sub(op: &AtenOp, e: &Emitter, base: &str) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let a = arg_as(op, e, "self", ty)?;
+    let b = arg_as(op, e, "other", ty)?;
+    let alpha = op.number_or("alpha", 1.0);
+    let scaled = |x: &TValue| -> LResult<TValue> {
+        if alpha == 1.0 {
+            Ok(x.clone())
+        } else {
+            Ok(e.mul(x, &splat(e, ty, alpha)?)?)
+        }
+    };
+    Ok(vec![match base {
+        "aten.add" => e.add(&a, &scaled(&b)?)?,
+        "aten.sub" => e.sub(&a, &scaled(&b)?)?,
+        // rsub(self, other, alpha) = other - alpha * self
+        _ => e.sub(&b, &scaled(&a)?)?,
+    }])
+}
+
+fn div(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?.clone();
+    let mode = op.string_opt("rounding_mode").map(str::to_string);
+    // True division of integers happens in floating point (the result dtype says so);
+    // rounded division of integers stays integral.
+    let compute = if ty.dtype.is_float() || mode.is_some() { ty.clone() } else { ty.with_dtype(DType::F32) };
+    if !ty.dtype.is_float() && mode.is_some() {
+        let a = arg_as(op, e, "self", &ty)?;
+        let b = arg_as(op, e, "other", &ty)?;
+        let q = e.div(&a, &b)?; // truncates toward zero
+        if mode.as_deref() == Some("floor") {
+            // Adjust when the remainder is non-zero and the signs differ.
+            let r = e.binary("stablehlo.remainder", &a, &b)?;
+            let zero = splat(e, &ty, 0.0)?;
+            let r_nz = e.compare(Cmp::Ne, &r, &zero)?;
+            let sign_diff = e.compare(Cmp::Ne, &e.compare(Cmp::Lt, &r, &zero)?, &e.compare(Cmp::Lt, &b, &zero)?)?;
+            let adjust = e.binary("stablehlo.and", &r_nz, &sign_diff)?;
+            let q1 = e.sub(&q, &splat(e, &ty, 1.0)?)?;
+            return Ok(vec![e.select(&adjust, &q1, &q)?]);
+        }
+        return Ok(vec![q]);
+    }
+    let a = arg_as(op, e, "self", &compute)?;
+    let b = arg_as(op, e, "other", &compute)?;
+    let q = e.div(&a, &b)?;
+    let q = match mode.as_deref() {
+        Some("trunc") => {
+            let f = e.unary("stablehlo.floor", &e.unary("stablehlo.abs", &q)?)?;
+            e.mul(&f, &e.unary("stablehlo.sign", &q)?)?
+        }
+        Some("floor") => e.unary("stablehlo.floor", &q)?,
+        _ => q,
+    };
+    Ok(vec![e.convert(&q, ty.dtype)?])
+}
+
+fn pow(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    // Small integer exponents are exact as repeated multiplication, as in PyTorch.
+    if let (Some(x), Some(p)) = (op.tensor_opt("self"), op.number_opt("exponent")) {
+        let x = to_type(e, x, ty)?;
+        if p == 2.0 {
+            return Ok(vec![e.mul(&x, &x)?]);
+        }
+        if p == 1.0 {
+            return Ok(vec![x]);
+        }
+        if p == 0.5 && ty.dtype.is_float() {
+            return Ok(vec![e.unary("stablehlo.sqrt", &x)?]);
+        }
+        if p == 3.0 {
+            return Ok(vec![e.mul(&e.mul(&x, &x)?, &x)?]);
+        }
+    }
+    let a = arg_as(op, e, "self", ty)?;
+    let b = arg_as(op, e, "exponent", ty)?;
+    Ok(vec![e.binary("stablehlo.power", &a, &b)?])
+}
+
+/// Python-style `remainder` (sign of the divisor) when `floor` is set, C `fmod` otherwise.
+fn remainder(op: &AtenOp, e: &Emitter, floor: bool) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let a = arg_as(op, e, "self", ty)?;
+    let b = arg_as(op, e, "other", ty)?;
+    let r = e.binary("stablehlo.remainder", &a, &b)?;
+    if !floor {
+        return Ok(vec![r]);
+    }
+    let zero = splat(e, ty, 0.0)?;
+    let r_nz = e.compare(Cmp::Ne, &r, &zero)?;
+    let sign_diff = e.compare(Cmp::Ne, &e.compare(Cmp::Lt, &r, &zero)?, &e.compare(Cmp::Lt, &b, &zero)?)?;
+    let fix = e.binary("stablehlo.and", &r_nz, &sign_diff)?;
+    Ok(vec![e.select(&fix, &e.add(&r, &b)?, &r)?])
+}
+
+/// The dtype both operands of a comparison or logical op are promoted to, and their
+/// broadcast shape.
+fn common_operands(op: &AtenOp, e: &Emitter) -> LResult<(TValue, TValue)> {
+    let ka = operand_kind(op, "self").ok_or_else(|| LowerError::Invalid("missing `self`".into()))?;
+    let kb = operand_kind(op, "other").ok_or_else(|| LowerError::Invalid("missing `other`".into()))?;
+    let dtype = result_type(&[ka, kb]);
+    let shape = op.result(0)?.shape.clone();
+    let ty = TensorType::new(shape, dtype);
+    Ok((arg_as(op, e, "self", &ty)?, arg_as(op, e, "other", &ty)?))
+}
+
+fn compare(op: &AtenOp, e: &Emitter, dir: Cmp) -> LResult<Vec<TValue>> {
+    let (a, b) = common_operands(op, e)?;
+    let c = e.compare(dir, &a, &b)?;
+    Ok(vec![to_type(e, &c, op.result(0)?)?])
+}
+
+fn logical(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
+    let (a, b) = common_operands(op, e)?;
+    let nz = |x: &TValue| -> LResult<TValue> {
+        if x.dtype() == DType::Bool {
+            return Ok(x.clone());
+        }
+        Ok(e.compare(Cmp::Ne, x, &splat(e, &x.ty, 0.0)?)?)
+    };
+    let r = e.binary(name, &nz(&a)?, &nz(&b)?)?;
+    Ok(vec![to_type(e, &r, op.result(0)?)?])
+}
+
+fn where_(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let cond = op.tensor("condition")?;
+    let cond = if cond.dtype() == DType::Bool {
+        cond.clone()
+    } else {
+        e.compare(Cmp::Ne, cond, &splat(e, &cond.ty, 0.0)?)?
+    };
+    let cond = e.broadcast_to(&cond, &ty.shape)?;
+    let a = arg_as(op, e, "self", ty)?;
+    let b = arg_as(op, e, "other", ty)?;
+    Ok(vec![e.select(&cond, &a, &b)?])
+}
+
+fn masked_fill(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = to_type(e, op.tensor("self")?, ty)?;
+    let mask = e.broadcast_to(op.tensor("mask")?, &ty.shape)?;
+    let value = if let Some(v) = op.tensor_opt("value") {
+        to_type(e, v, ty)?
+    } else {
+        let v = op.number_or("value", 0.0);
+        let v = if ty.dtype.is_float() { v } else { v.trunc() };
+        let (lo, hi) = integer_bounds(ty.dtype);
+        splat(e, ty, v.clamp(lo, hi))?
+    };
+    Ok(vec![e.select(&mask, &value, &x)?])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promotion_follows_pytorch() {
+        let t = |dtype, rank| Operand::Tensor { dtype, rank };
+        let s = |kind| Operand::Scalar { kind };
+        assert_eq!(result_type(&[t(DType::I64, 2), s(DType::F32)]), DType::F32);
+        assert_eq!(result_type(&[t(DType::F16, 2), s(DType::F32)]), DType::F16);
+        assert_eq!(result_type(&[t(DType::F16, 2), t(DType::F32, 0)]), DType::F16);
+        assert_eq!(result_type(&[t(DType::I32, 2), t(DType::F32, 0)]), DType::F32);
+        assert_eq!(result_type(&[t(DType::I32, 2), t(DType::I64, 0)]), DType::I32);
+        assert_eq!(result_type(&[t(DType::Bool, 2), s(DType::I64)]), DType::I64);
+        assert_eq!(result_type(&[t(DType::U8, 1), t(DType::I8, 1)]), DType::I16);
+        assert_eq!(result_type(&[t(DType::Bf16, 1), t(DType::F16, 1)]), DType::F32);
+    }
+}

@@ -1,0 +1,266 @@
+//! `lower-aten-to-stablehlo`: rewrites every `aten.*` op into StableHLO.
+//!
+//! The pass rebuilds each function: it walks the ATen-level body in order, maps every
+//! value to its lowered counterpart and emits StableHLO through the typed builders of
+//! `tpuc-dialects`. Conversions are grouped by op family, one file each (see
+//! [`lower_op`]). Every op that has no lowering is collected, so one run reports all of
+//! them with counts and the first node of each.
+
+mod attention;
+mod creation;
+mod elementwise;
+mod gather;
+mod linear;
+mod normalization;
+mod op;
+mod pooling;
+mod reduction;
+mod view_like;
+
+use std::collections::{BTreeMap, HashMap};
+
+use melior::ir::block::BlockLike;
+use melior::ir::operation::{OperationLike, OperationRef};
+use melior::ir::{Location, Module, RegionLike, ValueLike};
+use melior::Context;
+use tpuc_dialects::func::append_function;
+use tpuc_dialects::{DialectError, Emitter, TValue, TensorType};
+
+pub use op::AtenOp;
+
+use crate::{CompileError, UnsupportedOp};
+
+/// Why one op could not be lowered.
+#[derive(Debug)]
+pub enum LowerError {
+    /// No lowering exists for this target (collected and reported together).
+    UnknownTarget,
+    /// A lowering exists but not for these arguments.
+    Unsupported(String),
+    /// The op's arguments are inconsistent.
+    Invalid(String),
+}
+
+impl From<DialectError> for LowerError {
+    fn from(e: DialectError) -> Self {
+        LowerError::Invalid(e.to_string())
+    }
+}
+
+pub type LResult<T> = Result<T, LowerError>;
+
+/// Dispatches one ATen op to its family. `Ok(results)` replaces the op's results.
+fn lower_op(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let families: [fn(&AtenOp, &Emitter) -> Option<LResult<Vec<TValue>>>; 9] = [
+        elementwise::lower,
+        view_like::lower,
+        linear::lower,
+        reduction::lower,
+        normalization::lower,
+        pooling::lower,
+        gather::lower,
+        creation::lower,
+        attention::lower,
+    ];
+    for family in families {
+        if let Some(result) = family(op, e) {
+            return result;
+        }
+    }
+    Err(LowerError::UnknownTarget)
+}
+
+/// Name of a location created by the importer (`loc("node"(...))`), or its text.
+pub fn location_name(loc: Location<'_>) -> String {
+    let text = loc.to_string();
+    // loc("name"(...)) or loc("name")
+    if let Some(rest) = text.strip_prefix("loc(\"") {
+        if let Some(end) = rest.find('"') {
+            return rest[..end].to_string();
+        }
+    }
+    text
+}
+
+fn has_uses(v: &TValue) -> bool {
+    // SAFETY: the value belongs to the module being lowered, alive for this call.
+    let first = unsafe { mlir_sys::mlirValueGetFirstUse(v.raw()) };
+    !first.ptr.is_null()
+}
+
+fn internal(e: impl std::fmt::Display) -> CompileError {
+    CompileError::Internal(e.to_string())
+}
+
+/// Runs the conversion on every function of `module`, returning the lowered module.
+pub fn run<'c>(ctx: &'c Context, module: &Module<'c>) -> Result<Module<'c>, CompileError> {
+    let out = Module::new(Location::unknown(ctx));
+    let mut unsupported: BTreeMap<String, UnsupportedOp> = BTreeMap::new();
+    let mut first_error: Option<CompileError> = None;
+
+    let mut funcs = Vec::new();
+    let mut cursor = module.body().first_operation();
+    while let Some(op) = cursor {
+        funcs.push(op);
+        cursor = op.next_in_block();
+    }
+    for func in funcs {
+        if func.name().as_string_ref().as_str().unwrap_or("") != "func.func" {
+            return Err(internal("module contains an operation other than func.func"));
+        }
+        lower_function(ctx, &out, &func, &mut unsupported, &mut first_error)?;
+    }
+    if !unsupported.is_empty() {
+        return Err(CompileError::UnsupportedOps(unsupported.into_values().collect()));
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    Ok(out)
+}
+
+fn lower_function<'c>(
+    ctx: &'c Context,
+    out: &Module<'c>,
+    func: &OperationRef<'c, '_>,
+    unsupported: &mut BTreeMap<String, UnsupportedOp>,
+    first_error: &mut Option<CompileError>,
+) -> Result<(), CompileError> {
+    let name = func
+        .attribute("sym_name")
+        .map_err(internal)?
+        .to_string()
+        .trim_matches('"')
+        .to_string();
+    let block = func
+        .region(0)
+        .ok()
+        .and_then(|r| r.first_block())
+        .ok_or_else(|| internal("function without a body"))?;
+    let mut args = Vec::new();
+    for i in 0..block.argument_count() {
+        let a = block.argument(i).map_err(internal)?;
+        let ty = TensorType::from_mlir(a.r#type()).map_err(|e| CompileError::Node {
+            node: format!("argument #{i}"),
+            target: "func.func".into(),
+            message: e.to_string(),
+        })?;
+        args.push((ty, a.location()));
+    }
+    let terminator = block.terminator().ok_or_else(|| internal("function without a terminator"))?;
+    let results = terminator
+        .operands()
+        .map(|v| TensorType::from_mlir(v.r#type()).map_err(internal))
+        .collect::<Result<Vec<_>, _>>()?;
+    let new_func = append_function(ctx, out, &name, &args, &results, func.location()).map_err(internal)?;
+
+    let mut map: HashMap<usize, TValue> = HashMap::new();
+    let key = |v: mlir_sys::MlirValue| v.ptr as usize;
+    for i in 0..block.argument_count() {
+        let a = block.argument(i).map_err(internal)?;
+        map.insert(key(a.to_raw()), new_func.arguments[i].clone());
+    }
+
+    let mut cursor = block.first_operation();
+    while let Some(op) = cursor {
+        cursor = op.next_in_block();
+        let op_name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+        let loc = op.location();
+        let e = new_func.emitter.at(loc);
+        // Operands whose producer failed to lower are skipped silently: the producer was
+        // already reported.
+        let mut operands = Vec::new();
+        let mut missing = false;
+        for v in op.operands() {
+            match map.get(&key(v.to_raw())) {
+                Some(t) => operands.push(t.clone()),
+                None => missing = true,
+            }
+        }
+        if missing {
+            continue;
+        }
+        if op_name == "func.return" {
+            let refs: Vec<&TValue> = operands.iter().collect();
+            e.func_return(&refs).map_err(internal)?;
+            continue;
+        }
+        let node = location_name(loc);
+        if op_name.starts_with("stablehlo.") {
+            // Already lowered (partial pipelines in lit tests): keep as is.
+            return Err(CompileError::Node {
+                node,
+                target: op_name,
+                message: "input already contains StableHLO; run lower-aten-to-stablehlo on ATen-level modules".into(),
+            });
+        }
+        let aten = AtenOp::read(&op, &operands, node.clone()).map_err(|m| CompileError::Node {
+            node: node.clone(),
+            target: op_name.clone(),
+            message: m,
+        })?;
+        let old_results: Vec<TValue> = (0..op.result_count())
+            .map(|i| {
+                let r = op.result(i).map_err(internal)?;
+                TValue::from_value(r.into()).map_err(internal)
+            })
+            .collect::<Result<_, _>>()?;
+        let lowered = match lower_op(&aten, &e) {
+            Ok(v) => v,
+            Err(LowerError::UnknownTarget) => {
+                let entry = unsupported.entry(op_name.clone()).or_insert_with(|| UnsupportedOp {
+                    target: op_name.clone(),
+                    count: 0,
+                    first_node: node.clone(),
+                });
+                entry.count += 1;
+                continue;
+            }
+            Err(LowerError::Unsupported(m)) | Err(LowerError::Invalid(m)) => {
+                if first_error.is_none() {
+                    *first_error = Some(CompileError::Node {
+                        node,
+                        target: op_name,
+                        message: m,
+                    });
+                }
+                continue;
+            }
+        };
+        if lowered.len() < old_results.len() {
+            // Extra results nobody reads may be left out by a lowering (e.g. the saved
+            // statistics of a normalization); used ones must exist.
+            if old_results[lowered.len()..].iter().any(has_uses) {
+                if first_error.is_none() {
+                    *first_error = Some(CompileError::Node {
+                        node,
+                        target: op_name,
+                        message: format!(
+                            "only the first {} result(s) of this op are supported, but a later one is used",
+                            lowered.len()
+                        ),
+                    });
+                }
+                continue;
+            }
+        }
+        for (old, new) in old_results.iter().zip(lowered) {
+            // The graph's metadata is the contract: element types follow it; a shape
+            // disagreement is a bug in a lowering.
+            let new = if new.ty.dtype != old.ty.dtype {
+                e.convert(&new, old.ty.dtype).map_err(internal)?
+            } else {
+                new
+            };
+            if new.ty != old.ty {
+                return Err(CompileError::Node {
+                    node: node.clone(),
+                    target: op_name.clone(),
+                    message: format!("internal: lowering produced {} where the graph says {}", new.ty, old.ty),
+                });
+            }
+            map.insert(key(old.raw()), new);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! Normalizations in inference form: batch norm (running statistics), layer norm,
+//! group norm and RMS norm. Half-precision inputs are normalized in f32.
+
+use tpuc_dialects::stablehlo::ReduceKind;
+use tpuc_dialects::{Emitter, TValue};
+use tpuc_runtime::DType;
+
+use super::elementwise::splat;
+use super::{AtenOp, LResult, LowerError};
+
+pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
+    let r = match op.base() {
+        "aten.batch_norm" | "aten._native_batch_norm_legit_no_training" | "aten.native_batch_norm"
+        | "aten._native_batch_norm_legit" | "aten.cudnn_batch_norm" => batch_norm(op, e),
+        "aten.layer_norm" | "aten.native_layer_norm" => layer_norm(op, e),
+        "aten.group_norm" | "aten.native_group_norm" => group_norm(op, e),
+        "aten.rms_norm" | "aten._fused_rms_norm" => rms_norm(op, e),
+        _ => return None,
+    };
+    Some(r)
+}
+
+fn compute_dtype(d: DType) -> DType {
+    if d == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// Broadcasts a per-channel vector along dim 1 of `like`.
+fn per_channel(e: &Emitter, v: &TValue, like: &TValue) -> LResult<TValue> {
+    let v = e.convert(v, like.dtype())?;
+    Ok(e.broadcast_in_dim(&v, like.shape(), &[1])?)
+}
+
+fn batch_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let training = match op.base() {
+        "aten._native_batch_norm_legit_no_training" => false,
+        _ => op.bool_or("training", false),
+    };
+    if training {
+        return Err(LowerError::Unsupported(
+            "batch norm in training mode (batch statistics); export the model in eval mode (model.eval())".into(),
+        ));
+    }
+    let ty = op.result(0)?;
+    let x = op.tensor("input")?;
+    let (Some(mean), Some(var)) = (op.tensor_opt("running_mean"), op.tensor_opt("running_var")) else {
+        return Err(LowerError::Unsupported("batch norm without running statistics".into()));
+    };
+    let eps = op.number_or("eps", 1e-5);
+    let cd = compute_dtype(ty.dtype);
+    let xf = e.convert(x, cd)?;
+    let mean_b = per_channel(e, mean, &xf)?;
+    let var_b = per_channel(e, var, &xf)?;
+    let inv = e.unary("stablehlo.rsqrt", &e.add(&var_b, &splat(e, &xf.ty, eps)?)?)?;
+    let mut y = e.mul(&e.sub(&xf, &mean_b)?, &inv)?;
+    if let Some(w) = op.tensor_opt("weight") {
+        y = e.mul(&y, &per_channel(e, w, &xf)?)?;
+    }
+    if let Some(b) = op.tensor_opt("bias") {
+        y = e.add(&y, &per_channel(e, b, &xf)?)?;
+    }
+    let y = e.convert(&y, ty.dtype)?;
+    // The saved mean / invstd outputs are empty in inference; only the first is used.
+    Ok(vec![y])
+}
+
+fn layer_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.tensor("input")?;
+    let normalized = op.ints("normalized_shape")?;
+    let eps = op.number_or("eps", 1e-5);
+    let r = x.rank();
+    let k = normalized.len();
+    if k > r || x.shape()[r - k..] != normalized[..] {
+        return Err(LowerError::Invalid(format!(
+            "normalized_shape {normalized:?} does not match the trailing dims of {}",
+            x.ty
+        )));
+    }
+    let cd = compute_dtype(ty.dtype);
+    let xf = e.convert(x, cd)?;
+    let dims: Vec<i64> = ((r - k) as i64..r as i64).collect();
+    let kept: Vec<i64> = (0..(r - k) as i64).collect();
+    let count: i64 = normalized.iter().product();
+    let s = e.reduce(&xf, 0.0, &dims, ReduceKind::Add)?;
+    let mean = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
+    let mb = e.broadcast_in_dim(&mean, xf.shape(), &kept)?;
+    let d = e.sub(&xf, &mb)?;
+    let ss = e.reduce(&e.mul(&d, &d)?, 0.0, &dims, ReduceKind::Add)?;
+    let var = e.div(&ss, &splat(e, &ss.ty, count as f64)?)?;
+    let rstd = e.unary("stablehlo.rsqrt", &e.add(&var, &splat(e, &var.ty, eps)?)?)?;
+    let mut y = e.mul(&d, &e.broadcast_in_dim(&rstd, xf.shape(), &kept)?)?;
+    let trailing: Vec<i64> = dims.clone();
+    if let Some(w) = op.tensor_opt("weight") {
+        let w = e.convert(w, cd)?;
+        y = e.mul(&y, &e.broadcast_in_dim(&w, xf.shape(), &trailing)?)?;
+    }
+    if let Some(b) = op.tensor_opt("bias") {
+        let b = e.convert(b, cd)?;
+        y = e.add(&y, &e.broadcast_in_dim(&b, xf.shape(), &trailing)?)?;
+    }
+    let mut out = vec![e.convert(&y, ty.dtype)?];
+    if op.results.len() == 3 {
+        // native_layer_norm also returns mean and rstd, shaped with kept size-1 dims.
+        let (mt, rt) = (op.result(1)?, op.result(2)?);
+        out.push(e.reshape(&e.convert(&mean, mt.dtype)?, &mt.shape)?);
+        out.push(e.reshape(&e.convert(&rstd, rt.dtype)?, &rt.shape)?);
+    }
+    Ok(out)
+}
+
+fn group_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.tensor("input")?;
+    let groups = op.int_opt("num_groups").or(op.int_opt("group")).unwrap_or(1);
+    let eps = op.number_or("eps", 1e-5);
+    let (n, c) = (x.shape()[0], x.shape()[1]);
+    if groups <= 0 || c % groups != 0 {
+        return Err(LowerError::Invalid(format!("{c} channels do not split into {groups} groups")));
+    }
+    let cd = compute_dtype(ty.dtype);
+    let xf = e.convert(x, cd)?;
+    let rest: i64 = x.shape()[2..].iter().product();
+    let g = e.reshape(&xf, &[n, groups, (c / groups) * rest])?;
+    let count = (c / groups) * rest;
+    let s = e.reduce(&g, 0.0, &[2], ReduceKind::Add)?;
+    let mean = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
+    let d = e.sub(&g, &e.broadcast_in_dim(&mean, g.shape(), &[0, 1])?)?;
+    let var = e.div(&e.reduce(&e.mul(&d, &d)?, 0.0, &[2], ReduceKind::Add)?, &splat(e, &mean.ty, count as f64)?)?;
+    let rstd = e.unary("stablehlo.rsqrt", &e.add(&var, &splat(e, &var.ty, eps)?)?)?;
+    let y = e.mul(&d, &e.broadcast_in_dim(&rstd, g.shape(), &[0, 1])?)?;
+    let mut y = e.reshape(&y, xf.shape())?;
+    if let Some(w) = op.tensor_opt("weight") {
+        y = e.mul(&y, &per_channel(e, w, &y)?)?;
+    }
+    if let Some(b) = op.tensor_opt("bias") {
+        y = e.add(&y, &per_channel(e, b, &y)?)?;
+    }
+    let mut out = vec![e.convert(&y, ty.dtype)?];
+    if op.results.len() == 3 {
+        let (mt, rt) = (op.result(1)?, op.result(2)?);
+        out.push(e.reshape(&e.convert(&mean, mt.dtype)?, &mt.shape)?);
+        out.push(e.reshape(&e.convert(&rstd, rt.dtype)?, &rt.shape)?);
+    }
+    Ok(out)
+}
+
+fn rms_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.tensor("input")?;
+    let normalized = op.ints("normalized_shape")?;
+    let r = x.rank();
+    let k = normalized.len();
+    let cd = compute_dtype(ty.dtype);
+    let eps = op.number_opt("eps").unwrap_or(if cd == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 });
+    let xf = e.convert(x, cd)?;
+    let dims: Vec<i64> = ((r - k) as i64..r as i64).collect();
+    let kept: Vec<i64> = (0..(r - k) as i64).collect();
+    let count: i64 = normalized.iter().product();
+    let sum_sq = e.reduce(&e.mul(&xf, &xf)?, 0.0, &dims, ReduceKind::Add)?;
+    let ms = e.div(&sum_sq, &splat(e, &sum_sq.ty, count as f64)?)?;
+    let inv = e.unary("stablehlo.rsqrt", &e.add(&ms, &splat(e, &ms.ty, eps)?)?)?;
+    let mut y = e.mul(&xf, &e.broadcast_in_dim(&inv, xf.shape(), &kept)?)?;
+    if let Some(w) = op.tensor_opt("weight") {
+        let w = e.convert(w, cd)?;
+        y = e.mul(&y, &e.broadcast_in_dim(&w, xf.shape(), &dims)?)?;
+    }
+    Ok(vec![e.convert(&y, ty.dtype)?])
+}

@@ -1,0 +1,208 @@
+//! Pooling: max and average pooling over 1-3 spatial dims (`reduce_window`) and
+//! adaptive average pooling (exact for every input/output size, as two or three
+//! contractions with averaging matrices).
+
+use tpuc_dialects::stablehlo::{DotDims, ReduceKind, WindowParams};
+use tpuc_dialects::{Emitter, TValue, TensorType};
+use tpuc_runtime::DType;
+
+use super::elementwise::splat;
+use super::{AtenOp, LResult, LowerError};
+
+pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
+    let r = match op.base() {
+        "aten.max_pool1d" | "aten.max_pool2d" | "aten.max_pool3d" | "aten.max_pool2d_with_indices"
+        | "aten.max_pool3d_with_indices" | "aten.max_pool1d_with_indices" => max_pool(op, e),
+        "aten.avg_pool1d" | "aten.avg_pool2d" | "aten.avg_pool3d" => avg_pool(op, e),
+        "aten.adaptive_avg_pool1d" | "aten.adaptive_avg_pool2d" | "aten._adaptive_avg_pool2d"
+        | "aten.adaptive_avg_pool3d" | "aten._adaptive_avg_pool3d" => adaptive_avg_pool(op, e),
+        _ => return None,
+    };
+    Some(r)
+}
+
+fn spatial_dims(op: &AtenOp) -> usize {
+    let b = op.base();
+    if b.contains("1d") {
+        1
+    } else if b.contains("3d") {
+        3
+    } else {
+        2
+    }
+}
+
+fn per_dim(v: Option<Vec<i64>>, n: usize, default: &[i64]) -> Vec<i64> {
+    match v {
+        Some(v) if v.len() == n => v,
+        Some(v) if v.len() == 1 => vec![v[0]; n],
+        _ => default.to_vec(),
+    }
+}
+
+/// Output size of one pooled dim, PyTorch's formula (ceil_mode windows must start
+/// inside the input or left padding).
+fn pooled_size(input: i64, k: i64, s: i64, p: i64, d: i64, ceil: bool) -> i64 {
+    let eff = d * (k - 1) + 1;
+    let num = input + 2 * p - eff;
+    let mut out = if ceil { (num + s - 1).div_euclid(s) + 1 } else { num.div_euclid(s) + 1 };
+    if ceil && (out - 1) * s >= input + p {
+        out -= 1;
+    }
+    out
+}
+
+struct Window {
+    params: WindowParams,
+    lead: usize,
+}
+
+/// Window parameters over the trailing `n` dims, padding extended on the high side so
+/// that ceil_mode's partial windows exist.
+fn window(op: &AtenOp, x: &TValue, n: usize) -> LResult<Window> {
+    let r = x.rank();
+    if r < n + 1 {
+        return Err(LowerError::Invalid(format!("pooling input {} has too few dims", x.ty)));
+    }
+    let lead = r - n;
+    let k = per_dim(op.ints_opt("kernel_size"), n, &[]);
+    if k.len() != n {
+        return Err(LowerError::Invalid("kernel_size is required".into()));
+    }
+    let s = match op.ints_opt("stride") {
+        Some(v) if !v.is_empty() => per_dim(Some(v), n, &k),
+        _ => k.clone(),
+    };
+    let p = per_dim(op.ints_opt("padding"), n, &vec![0; n]);
+    let d = per_dim(op.ints_opt("dilation"), n, &vec![1; n]);
+    let ceil = op.bool_or("ceil_mode", false);
+    let mut params = WindowParams {
+        dims: vec![1; r],
+        strides: vec![1; r],
+        padding: vec![(0, 0); r],
+        window_dilations: vec![1; r],
+    };
+    for i in 0..n {
+        let size = x.shape()[lead + i];
+        let out = pooled_size(size, k[i], s[i], p[i], d[i], ceil);
+        let eff = d[i] * (k[i] - 1) + 1;
+        let needed = (out - 1) * s[i] + eff;
+        let high = (needed - size - p[i]).max(p[i]);
+        params.dims[lead + i] = k[i];
+        params.strides[lead + i] = s[i];
+        params.padding[lead + i] = (p[i], high);
+        params.window_dilations[lead + i] = d[i];
+    }
+    Ok(Window { params, lead })
+}
+
+fn max_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let n = spatial_dims(op);
+    let w = window(op, x, n)?;
+    let init = if x.dtype().is_float() {
+        f64::NEG_INFINITY
+    } else {
+        tpuc_dialects::stablehlo::integer_bounds(x.dtype()).0
+    };
+    let out = e.reduce_window(x, init, &w.params, ReduceKind::Max)?;
+    let ty = op.result(0)?;
+    // Indices (the second result of *_with_indices) are not produced; the pass
+    // reports an error if anything reads them.
+    Ok(vec![e.reshape(&out, &ty.shape)?])
+}
+
+fn avg_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    let n = spatial_dims(op);
+    let w = window(op, x, n)?;
+    let count_include_pad = op.bool_or("count_include_pad", true);
+    let compute = if x.dtype() == DType::F64 { DType::F64 } else { DType::F32 };
+    let xf = e.convert(x, compute)?;
+    let sum = e.reduce_window(&xf, 0.0, &w.params, ReduceKind::Add)?;
+    let out = if let Some(div) = op.int_opt("divisor_override") {
+        e.div(&sum, &splat(e, &sum.ty, div as f64)?)?
+    } else {
+        // Count the elements in each window: ones over the input, padded with ones
+        // inside the explicit padding when count_include_pad, zeros beyond it.
+        let spatial: Vec<i64> = x.shape()[w.lead..].to_vec();
+        let ones = splat(e, &TensorType::new(spatial.clone(), compute), 1.0)?;
+        let mut p = w.params.clone();
+        p.dims.drain(..w.lead);
+        p.strides.drain(..w.lead);
+        p.window_dilations.drain(..w.lead);
+        p.padding.drain(..w.lead);
+        let counted = if count_include_pad {
+            let pads: Vec<i64> = per_dim(op.ints_opt("padding"), n, &vec![0; n]);
+            let one = e.scalar(compute, 1.0)?;
+            let padded = e.pad(&ones, &one, &pads, &pads, &vec![0; n])?;
+            for (i, &pi) in pads.iter().enumerate() {
+                p.padding[i] = (0, p.padding[i].1 - pi);
+            }
+            padded
+        } else {
+            ones
+        };
+        let counts = e.reduce_window(&counted, 0.0, &p, ReduceKind::Add)?;
+        let lead: Vec<i64> = x.shape()[..w.lead].to_vec();
+        let mut full = lead.clone();
+        full.extend_from_slice(counts.shape());
+        let dims: Vec<i64> = (w.lead as i64..full.len() as i64).collect();
+        let cb = e.broadcast_in_dim(&counts, &full, &dims)?;
+        e.div(&sum, &cb)?
+    };
+    let out = e.convert(&out, ty.dtype)?;
+    Ok(vec![e.reshape(&out, &ty.shape)?])
+}
+
+/// The `[out, in]` matrix whose row `i` averages input positions
+/// `floor(i*in/out) .. ceil((i+1)*in/out)`.
+fn averaging_matrix(input: i64, output: i64) -> Vec<f64> {
+    let mut m = vec![0.0; (output * input) as usize];
+    for i in 0..output {
+        let start = (i * input) / output;
+        let end = ((i + 1) * input + output - 1) / output;
+        let w = 1.0 / (end - start) as f64;
+        for j in start..end {
+            m[(i * input + j) as usize] = w;
+        }
+    }
+    m
+}
+
+fn adaptive_avg_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    let n = spatial_dims(op);
+    let r = x.rank();
+    let lead = r - n;
+    let compute = if x.dtype() == DType::F64 { DType::F64 } else { DType::F32 };
+    let mut cur = e.convert(x, compute)?;
+    for i in 0..n {
+        let dim = (lead + i) as i64;
+        let (input, output) = (x.shape()[lead + i], ty.shape[lead + i]);
+        if input == output {
+            continue;
+        }
+        let mt = TensorType::new(vec![output, input], compute);
+        let lits: Vec<String> = averaging_matrix(input, output)
+            .iter()
+            .map(|v| tpuc_dialects::stablehlo::scalar_literal(compute, *v))
+            .collect();
+        let m = e.constant_elements(&mt, &lits)?;
+        // Contract `dim` of cur with dim 1 of m; the new dim lands last: move it back.
+        let dims = DotDims {
+            lhs_contract: vec![dim],
+            rhs_contract: vec![1],
+            ..DotDims::default()
+        };
+        let prod = e.dot_general(&cur, &m, &dims)?;
+        let rank = prod.rank() as i64;
+        let mut perm: Vec<i64> = (0..rank - 1).collect();
+        perm.insert(dim as usize, rank - 1);
+        cur = e.transpose(&prod, &perm)?;
+    }
+    let out = e.convert(&cur, ty.dtype)?;
+    Ok(vec![e.reshape(&out, &ty.shape)?])
+}

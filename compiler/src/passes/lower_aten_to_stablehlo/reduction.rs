@@ -1,0 +1,315 @@
+//! Reductions: sum, mean, prod, amax/amin, max/min (with indices), argmax/argmin,
+//! any/all, var/std, softmax/log_softmax, logsumexp and cumulative sums/products.
+//!
+//! Half-precision inputs accumulate in f32, as PyTorch does on CPU.
+
+use tpuc_dialects::stablehlo::{integer_bounds, ReduceKind, WindowParams};
+use tpuc_dialects::{Emitter, TValue, TensorType};
+use tpuc_runtime::DType;
+
+use super::elementwise::{splat, to_type};
+use super::op::norm_dim;
+use super::{AtenOp, LResult, LowerError};
+
+pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
+    let r = match op.base() {
+        "aten.sum" => reduce_op(op, e, ReduceKind::Add),
+        "aten.prod" => reduce_op(op, e, ReduceKind::Mul),
+        "aten.mean" => mean(op, e),
+        "aten.amax" => reduce_op(op, e, ReduceKind::Max),
+        "aten.amin" => reduce_op(op, e, ReduceKind::Min),
+        "aten.max" | "aten.min" if op.tensor_opt("other").is_none() => max_min(op, e),
+        "aten.argmax" | "aten.argmin" => argmax(op, e),
+        "aten.any" => any_all(op, e, ReduceKind::Or),
+        "aten.all" => any_all(op, e, ReduceKind::And),
+        "aten.var" | "aten.std" => var_std(op, e),
+        "aten.var_mean" => var_mean(op, e),
+        "aten.softmax" | "aten._softmax" | "aten.special_softmax" => softmax(op, e, false),
+        "aten.log_softmax" | "aten._log_softmax" => softmax(op, e, true),
+        "aten.logsumexp" => logsumexp(op, e),
+        "aten.cumsum" => cumulative(op, e, ReduceKind::Add),
+        "aten.cumprod" => cumulative(op, e, ReduceKind::Mul),
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// The accumulation dtype for `d`: f32 for half types, `d` otherwise.
+fn accumulator(d: DType) -> DType {
+    match d {
+        DType::F16 | DType::Bf16 => DType::F32,
+        other => other,
+    }
+}
+
+/// Normalized reduction dims from `dim` (int, list, or absent/empty = all dims).
+fn reduce_dims(op: &AtenOp, rank: usize) -> LResult<Vec<i64>> {
+    let dims = op.ints_opt("dim").unwrap_or_default();
+    if dims.is_empty() {
+        return Ok((0..rank as i64).collect());
+    }
+    let mut v = dims
+        .iter()
+        .map(|&d| norm_dim(d, rank))
+        .collect::<LResult<Vec<_>>>()?;
+    v.sort();
+    v.dedup();
+    if rank == 0 {
+        v.clear();
+    }
+    Ok(v)
+}
+
+/// Identity element of a reduction for `dtype`.
+fn init_value(kind: ReduceKind, dtype: DType) -> f64 {
+    let (lo, hi) = integer_bounds(dtype);
+    match kind {
+        ReduceKind::Add | ReduceKind::Or => 0.0,
+        ReduceKind::Mul | ReduceKind::And => 1.0,
+        ReduceKind::Max => lo,
+        ReduceKind::Min => hi,
+    }
+}
+
+/// Reduces `x` (converted to `dtype`) over `dims`, then reshapes to `shape` (keepdim).
+fn reduce_to(e: &Emitter, x: &TValue, dims: &[i64], kind: ReduceKind, dtype: DType) -> LResult<TValue> {
+    let x = e.convert(x, dtype)?;
+    if dims.is_empty() {
+        return Ok(x);
+    }
+    Ok(e.reduce(&x, init_value(kind, dtype), dims, kind)?)
+}
+
+fn reduce_op(op: &AtenOp, e: &Emitter, kind: ReduceKind) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let dims = reduce_dims(op, x.rank())?;
+    let acc = if matches!(kind, ReduceKind::Max | ReduceKind::Min) { ty.dtype } else { accumulator(ty.dtype) };
+    let r = reduce_to(e, x, &dims, kind, acc)?;
+    let r = e.convert(&r, ty.dtype)?;
+    Ok(vec![e.reshape(&r, &ty.shape)?])
+}
+
+fn mean(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let dims = reduce_dims(op, x.rank())?;
+    let acc = accumulator(ty.dtype);
+    let s = reduce_to(e, x, &dims, ReduceKind::Add, acc)?;
+    let count: i64 = dims.iter().map(|&d| x.shape()[d as usize]).product();
+    let m = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
+    let m = e.convert(&m, ty.dtype)?;
+    Ok(vec![e.reshape(&m, &ty.shape)?])
+}
+
+fn max_min(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let take_max = op.base() == "aten.max";
+    match op.int_opt("dim") {
+        None => {
+            // Full reduction to a scalar; NaN propagates through maximum/minimum.
+            let kind = if take_max { ReduceKind::Max } else { ReduceKind::Min };
+            let dims: Vec<i64> = (0..x.rank() as i64).collect();
+            let init = if x.dtype().is_float() {
+                if take_max { f64::NEG_INFINITY } else { f64::INFINITY }
+            } else {
+                init_value(kind, x.dtype())
+            };
+            if dims.is_empty() {
+                return Ok(vec![x.clone()]);
+            }
+            Ok(vec![e.reduce(x, init, &dims, kind)?])
+        }
+        Some(dim) => {
+            let dim = norm_dim(dim, x.rank())?;
+            let (v, i) = if x.rank() == 0 {
+                (x.clone(), splat(e, &TensorType::scalar(DType::I64), 0.0)?)
+            } else {
+                e.reduce_with_index(x, dim, take_max)?
+            };
+            let vt = op.result(0)?;
+            let it = op.result(1)?;
+            Ok(vec![e.reshape(&v, &vt.shape)?, e.reshape(&i, &it.shape)?])
+        }
+    }
+}
+
+fn argmax(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    let take_max = op.base() == "aten.argmax";
+    let (x, dim) = match op.int_opt("dim") {
+        Some(d) => (x.clone(), norm_dim(d, x.rank())?),
+        None => (e.reshape(x, &[x.ty.num_elements()])?, 0),
+    };
+    if x.rank() == 0 {
+        return Ok(vec![splat(e, ty, 0.0)?]);
+    }
+    let (_, i) = e.reduce_with_index(&x, dim, take_max)?;
+    Ok(vec![e.reshape(&i, &ty.shape)?])
+}
+
+fn any_all(op: &AtenOp, e: &Emitter, kind: ReduceKind) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let b = if x.dtype() == DType::Bool {
+        x.clone()
+    } else {
+        e.compare(tpuc_dialects::stablehlo::Cmp::Ne, x, &splat(e, &x.ty, 0.0)?)?
+    };
+    let dims = reduce_dims(op, x.rank())?;
+    let r = reduce_to(e, &b, &dims, kind, DType::Bool)?;
+    let r = e.reshape(&r, &ty.shape)?;
+    Ok(vec![to_type(e, &r, ty)?])
+}
+
+/// Variance over `dims` with `correction` (Bessel's by default), in the accumulator dtype.
+fn variance(e: &Emitter, x: &TValue, dims: &[i64], correction: f64) -> LResult<(TValue, TValue)> {
+    let acc = accumulator(x.dtype());
+    let xf = e.convert(x, acc)?;
+    let count: i64 = dims.iter().map(|&d| x.shape()[d as usize]).product();
+    let s = reduce_to(e, &xf, dims, ReduceKind::Add, acc)?;
+    let mean = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
+    let kept: Vec<i64> = (0..x.rank() as i64).filter(|d| !dims.contains(d)).collect();
+    let mb = e.broadcast_in_dim(&mean, xf.shape(), &kept)?;
+    let d = e.sub(&xf, &mb)?;
+    let sq = e.mul(&d, &d)?;
+    let ss = reduce_to(e, &sq, dims, ReduceKind::Add, acc)?;
+    let denom = (count as f64 - correction).max(0.0);
+    let var = e.div(&ss, &splat(e, &ss.ty, denom)?)?;
+    Ok((var, mean))
+}
+
+fn correction(op: &AtenOp) -> f64 {
+    if let Some(c) = op.number_opt("correction") {
+        return c;
+    }
+    if op.attr("unbiased").is_some() {
+        return if op.bool_or("unbiased", true) { 1.0 } else { 0.0 };
+    }
+    1.0
+}
+
+fn var_std(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let dims = reduce_dims(op, x.rank())?;
+    let (var, _) = variance(e, x, &dims, correction(op))?;
+    let r = if op.base() == "aten.std" { e.unary("stablehlo.sqrt", &var)? } else { var };
+    let r = e.convert(&r, ty.dtype)?;
+    Ok(vec![e.reshape(&r, &ty.shape)?])
+}
+
+fn var_mean(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let dims = reduce_dims(op, x.rank())?;
+    let (var, mean) = variance(e, x, &dims, correction(op))?;
+    let (vt, mt) = (op.result(0)?, op.result(1)?);
+    let var = e.convert(&var, vt.dtype)?;
+    let mean = e.convert(&mean, mt.dtype)?;
+    Ok(vec![e.reshape(&var, &vt.shape)?, e.reshape(&mean, &mt.shape)?])
+}
+
+/// Numerically stable softmax along `dim`: exp(x - max) / sum.
+fn softmax(op: &AtenOp, e: &Emitter, log: bool) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let dim = norm_dim(op.int("dim")?, x.rank())?;
+    let compute = accumulator(ty.dtype).max_float(accumulator(x.dtype()));
+    let xf = e.convert(x, compute)?;
+    if xf.rank() == 0 {
+        let v = if log { splat(e, &xf.ty, 0.0)? } else { splat(e, &xf.ty, 1.0)? };
+        return Ok(vec![e.convert(&v, ty.dtype)?]);
+    }
+    let kept: Vec<i64> = (0..xf.rank() as i64).filter(|&d| d != dim).collect();
+    let m = e.reduce(&xf, f64::NEG_INFINITY, &[dim], ReduceKind::Max)?;
+    // A row of -inf would give NaN from (-inf) - (-inf); PyTorch gives NaN too, so the
+    // plain formula matches it.
+    let mb = e.broadcast_in_dim(&m, xf.shape(), &kept)?;
+    let shifted = e.sub(&xf, &mb)?;
+    let ex = e.unary("stablehlo.exponential", &shifted)?;
+    let s = e.reduce(&ex, 0.0, &[dim], ReduceKind::Add)?;
+    let sb = e.broadcast_in_dim(&s, xf.shape(), &kept)?;
+    let r = if log {
+        e.sub(&shifted, &e.unary("stablehlo.log", &sb)?)?
+    } else {
+        e.div(&ex, &sb)?
+    };
+    Ok(vec![e.convert(&r, ty.dtype)?])
+}
+
+fn logsumexp(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let dims = reduce_dims(op, x.rank())?;
+    let compute = accumulator(ty.dtype);
+    let xf = e.convert(x, compute)?;
+    let kept: Vec<i64> = (0..xf.rank() as i64).filter(|d| !dims.contains(d)).collect();
+    let m = e.reduce(&xf, f64::NEG_INFINITY, &dims, ReduceKind::Max)?;
+    // Guard infinite maxima so that all -inf rows give -inf, not NaN.
+    let finite = e.unary("stablehlo.abs", &m)?;
+    let is_inf = e.compare(tpuc_dialects::stablehlo::Cmp::Eq, &finite, &splat(e, &m.ty, f64::INFINITY)?)?;
+    let m_safe = e.select(&is_inf, &splat(e, &m.ty, 0.0)?, &m)?;
+    let mb = e.broadcast_in_dim(&m_safe, xf.shape(), &kept)?;
+    let ex = e.unary("stablehlo.exponential", &e.sub(&xf, &mb)?)?;
+    let s = e.reduce(&ex, 0.0, &dims, ReduceKind::Add)?;
+    let r = e.add(&e.unary("stablehlo.log", &s)?, &m_safe)?;
+    let r = e.convert(&r, ty.dtype)?;
+    Ok(vec![e.reshape(&r, &ty.shape)?])
+}
+
+/// Inclusive scan along `dim` as a reduce_window whose window covers everything before.
+fn cumulative(op: &AtenOp, e: &Emitter, kind: ReduceKind) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    if x.rank() == 0 {
+        return Ok(vec![to_type(e, x, ty)?]);
+    }
+    let dim = norm_dim(op.int("dim")?, x.rank())? as usize;
+    let acc = accumulator(ty.dtype);
+    let xf = e.convert(x, acc)?;
+    let n = x.shape()[dim];
+    if n == 0 {
+        return Ok(vec![to_type(e, &xf, ty)?]);
+    }
+    let r = x.rank();
+    let mut dims = vec![1; r];
+    dims[dim] = n;
+    let mut padding = vec![(0, 0); r];
+    padding[dim] = (n - 1, 0);
+    let p = WindowParams {
+        dims,
+        strides: vec![1; r],
+        padding,
+        window_dilations: vec![1; r],
+    };
+    let out = e.reduce_window(&xf, init_value(kind, acc), &p, kind)?;
+    Ok(vec![e.convert(&out, ty.dtype)?])
+}
+
+trait MaxFloat {
+    fn max_float(self, other: DType) -> DType;
+}
+
+impl MaxFloat for DType {
+    /// The wider of two float dtypes (used to pick a softmax compute type).
+    fn max_float(self, other: DType) -> DType {
+        let rank = |d: DType| match d {
+            DType::F64 => 3,
+            DType::F32 => 2,
+            _ if d.is_float() => 1,
+            _ => 0,
+        };
+        let best = if rank(self) >= rank(other) { self } else { other };
+        if best.is_float() {
+            best
+        } else {
+            DType::F32
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn unsupported(what: &str) -> LowerError {
+    LowerError::Unsupported(what.to_string())
+}

@@ -1,0 +1,330 @@
+//! View-like and data-movement ops: reshapes, permutations, broadcasts, slices,
+//! selects, concatenation, splits, padding, flips and repeats.
+//!
+//! Ops whose only effect is a new shape (view, reshape, flatten, squeeze...) lower to
+//! one `stablehlo.reshape` to the result type the graph records.
+
+use tpuc_dialects::{Emitter, TValue};
+
+use super::elementwise::{splat, to_type};
+use super::op::norm_dim;
+use super::{AtenOp, LResult, LowerError};
+
+pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
+    let r = match op.base() {
+        "aten.view" | "aten.reshape" | "aten._unsafe_view" | "aten.view_copy" | "aten.flatten" | "aten.unflatten"
+        | "aten.unsqueeze" | "aten.unsqueeze_copy" | "aten.squeeze" | "aten.squeeze_copy" | "aten._reshape_alias"
+        | "aten.view_as" | "aten.reshape_as" => reshape(op, e),
+        "aten.permute" | "aten.permute_copy" => permute(op, e),
+        "aten.transpose" | "aten.transpose_copy" | "aten.swapaxes" | "aten.swapdims" => transpose(op, e),
+        "aten.t" | "aten.t_copy" | "aten.numpy_T" => t(op, e),
+        "aten.movedim" => movedim(op, e),
+        "aten.expand" | "aten.expand_copy" | "aten.expand_as" | "aten.broadcast_to" => expand(op, e),
+        "aten.slice" | "aten.slice_copy" => slice(op, e),
+        "aten.narrow" | "aten.narrow_copy" => narrow(op, e),
+        "aten.select" | "aten.select_copy" => select(op, e),
+        "aten.cat" | "aten.concat" | "aten.concatenate" => cat(op, e),
+        "aten.stack" => stack(op, e),
+        "aten.split" | "aten.split_with_sizes" | "aten.chunk" | "aten.tensor_split" | "aten.split_copy"
+        | "aten.split_with_sizes_copy" => split(op, e),
+        "aten.unbind" | "aten.unbind_copy" => unbind(op, e),
+        "aten.constant_pad_nd" | "aten.pad" => pad(op, e),
+        "aten.flip" => flip(op, e),
+        "aten.repeat" => repeat(op, e),
+        "aten.diff" => diff(op, e),
+        _ => return None,
+    };
+    Some(r)
+}
+
+fn reshape(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    Ok(vec![e.reshape(x, &ty.shape)?])
+}
+
+fn permute(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let dims = op.ints("dims")?;
+    let perm = dims
+        .iter()
+        .map(|&d| norm_dim(d, x.rank()))
+        .collect::<LResult<Vec<_>>>()?;
+    Ok(vec![e.transpose(x, &perm)?])
+}
+
+fn swap(e: &Emitter, x: &TValue, a: i64, b: i64) -> LResult<TValue> {
+    let (a, b) = (norm_dim(a, x.rank())?, norm_dim(b, x.rank())?);
+    if x.rank() == 0 {
+        return Ok(x.clone());
+    }
+    let mut perm: Vec<i64> = (0..x.rank() as i64).collect();
+    perm.swap(a as usize, b as usize);
+    Ok(e.transpose(x, &perm)?)
+}
+
+fn transpose(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let a = op.int_opt("dim0").or(op.int_opt("axis0")).unwrap_or(0);
+    let b = op.int_opt("dim1").or(op.int_opt("axis1")).unwrap_or(1);
+    Ok(vec![swap(e, x, a, b)?])
+}
+
+fn t(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    if x.rank() < 2 {
+        return Ok(vec![x.clone()]);
+    }
+    let r = x.rank() as i64;
+    Ok(vec![swap(e, x, r - 2, r - 1)?])
+}
+
+fn movedim(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let r = x.rank();
+    let src = op.ints("source")?.iter().map(|&d| norm_dim(d, r)).collect::<LResult<Vec<_>>>()?;
+    let dst = op.ints("destination")?.iter().map(|&d| norm_dim(d, r)).collect::<LResult<Vec<_>>>()?;
+    let mut perm = vec![-1i64; r];
+    for (s, d) in src.iter().zip(&dst) {
+        perm[*d as usize] = *s;
+    }
+    let mut rest = (0..r as i64).filter(|i| !src.contains(i));
+    for p in perm.iter_mut() {
+        if *p < 0 {
+            *p = rest.next().unwrap_or(0);
+        }
+    }
+    Ok(vec![e.transpose(x, &perm)?])
+}
+
+fn expand(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    Ok(vec![e.broadcast_to(x, &ty.shape)?])
+}
+
+/// Clamps a Python-style slice bound into `[0, size]`.
+fn clamp_bound(v: i64, size: i64) -> i64 {
+    let v = if v < 0 { v + size } else { v };
+    v.clamp(0, size)
+}
+
+fn slice(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let dim = norm_dim(op.int_or("dim", 0), x.rank())? as usize;
+    let size = x.shape()[dim];
+    let start = clamp_bound(op.int_opt("start").unwrap_or(0), size);
+    let end = clamp_bound(op.int_opt("end").unwrap_or(i64::MAX).min(i64::MAX / 2), size).max(start);
+    let step = op.int_or("step", 1);
+    if step < 1 {
+        return Err(LowerError::Invalid("slice step must be positive".into()));
+    }
+    let mut starts = vec![0; x.rank()];
+    let mut limits = x.shape().to_vec();
+    let mut strides = vec![1; x.rank()];
+    starts[dim] = start;
+    limits[dim] = end;
+    strides[dim] = step;
+    Ok(vec![e.slice(x, &starts, &limits, &strides)?])
+}
+
+fn narrow(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let dim = norm_dim(op.int("dim")?, x.rank())? as usize;
+    let size = x.shape()[dim];
+    let start = op.int("start")?;
+    let start = if start < 0 { start + size } else { start };
+    let length = op.int("length")?;
+    let mut starts = vec![0; x.rank()];
+    let mut limits = x.shape().to_vec();
+    starts[dim] = start;
+    limits[dim] = start + length;
+    Ok(vec![e.slice(x, &starts, &limits, &vec![1; x.rank()])?])
+}
+
+fn select(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let dim = norm_dim(op.int("dim")?, x.rank())? as usize;
+    let size = x.shape()[dim];
+    let index = op.int("index")?;
+    let index = if index < 0 { index + size } else { index };
+    if index < 0 || index >= size {
+        return Err(LowerError::Invalid(format!("index {index} out of range for dimension of size {size}")));
+    }
+    let mut starts = vec![0; x.rank()];
+    let mut limits = x.shape().to_vec();
+    starts[dim] = index;
+    limits[dim] = index + 1;
+    let s = e.slice(x, &starts, &limits, &vec![1; x.rank()])?;
+    Ok(vec![e.reshape(&s, &op.result(0)?.shape)?])
+}
+
+fn cat(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let dim = norm_dim(op.int_or("dim", 0), ty.rank())?;
+    // torch.cat skips 1-D empty tensors (legacy behaviour) and promotes dtypes.
+    let parts = op
+        .tensor_list("tensors")
+        .into_iter()
+        .filter(|t| !(t.rank() == 1 && t.shape()[0] == 0 && ty.rank() != 1))
+        .map(|t| Ok(e.convert(t, ty.dtype)?))
+        .collect::<LResult<Vec<_>>>()?;
+    let refs: Vec<&TValue> = parts.iter().filter(|t| t.shape()[dim as usize] > 0).collect();
+    if refs.is_empty() {
+        return Ok(vec![splat(e, ty, 0.0)?]);
+    }
+    Ok(vec![e.concatenate(&refs, dim)?])
+}
+
+fn stack(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let dim = norm_dim(op.int_or("dim", 0), ty.rank())? as usize;
+    let parts = op
+        .tensor_list("tensors")
+        .into_iter()
+        .map(|t| {
+            let mut shape = t.shape().to_vec();
+            shape.insert(dim, 1);
+            let c = e.convert(t, ty.dtype)?;
+            Ok(e.reshape(&c, &shape)?)
+        })
+        .collect::<LResult<Vec<_>>>()?;
+    let refs: Vec<&TValue> = parts.iter().collect();
+    Ok(vec![e.concatenate(&refs, dim as i64)?])
+}
+
+/// Every split flavour: the result types give each piece's extent along `dim`.
+fn split(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let dim = norm_dim(op.int_or("dim", 0), x.rank())? as usize;
+    let mut offset = 0;
+    let mut out = Vec::new();
+    for ty in &op.results {
+        let len = ty.shape[dim];
+        let mut starts = vec![0; x.rank()];
+        let mut limits = x.shape().to_vec();
+        starts[dim] = offset;
+        limits[dim] = offset + len;
+        out.push(e.slice(x, &starts, &limits, &vec![1; x.rank()])?);
+        offset += len;
+    }
+    if offset != x.shape()[dim] {
+        return Err(LowerError::Invalid("split pieces do not cover the dimension".into()));
+    }
+    Ok(out)
+}
+
+fn unbind(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let dim = norm_dim(op.int_or("dim", 0), x.rank())? as usize;
+    let mut out = Vec::new();
+    for (i, ty) in op.results.iter().enumerate() {
+        let mut starts = vec![0; x.rank()];
+        let mut limits = x.shape().to_vec();
+        starts[dim] = i as i64;
+        limits[dim] = i as i64 + 1;
+        let s = e.slice(x, &starts, &limits, &vec![1; x.rank()])?;
+        out.push(e.reshape(&s, &ty.shape)?);
+    }
+    Ok(out)
+}
+
+fn pad(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    if let Some(mode) = op.string_opt("mode") {
+        if mode != "constant" {
+            return Err(LowerError::Unsupported(format!("padding mode `{mode}` is not supported yet (constant only)")));
+        }
+    }
+    let pads = op.ints("pad")?;
+    if pads.len() % 2 != 0 || pads.len() / 2 > x.rank() {
+        return Err(LowerError::Invalid(format!("bad pad list {pads:?}")));
+    }
+    let r = x.rank();
+    let mut low = vec![0; r];
+    let mut high = vec![0; r];
+    // Pairs apply from the last dimension backwards.
+    for (i, pair) in pads.chunks(2).enumerate() {
+        low[r - 1 - i] = pair[0];
+        high[r - 1 - i] = pair[1];
+    }
+    let value = e.scalar(x.dtype(), op.number_or("value", 0.0))?;
+    // Negative padding crops, which stablehlo.pad supports directly.
+    Ok(vec![e.pad(x, &value, &low, &high, &vec![0; r])?])
+}
+
+fn flip(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let dims = op
+        .ints("dims")?
+        .iter()
+        .map(|&d| norm_dim(d, x.rank()))
+        .collect::<LResult<Vec<_>>>()?;
+    let v = e.op(
+        "stablehlo.reverse",
+        &[x],
+        &[("dimensions", tpuc_dialects::stablehlo::i64_array(&dims))],
+        &[x.ty.clone()],
+    )?;
+    Ok(v)
+}
+
+fn repeat(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let reps = op.ints("repeats")?;
+    let ty = op.result(0)?;
+    // Leading new dims, then each dim d becomes (rep, size) and is flattened.
+    let lead = reps.len() - x.rank();
+    let mut src_shape = vec![1; lead];
+    src_shape.extend_from_slice(x.shape());
+    let x = e.reshape(x, &src_shape)?;
+    let mut big = Vec::new();
+    let mut dims = Vec::new();
+    for (i, (&r, &s)) in reps.iter().zip(&src_shape).enumerate() {
+        big.push(r);
+        big.push(s);
+        dims.push((2 * i + 1) as i64);
+    }
+    let b = e.broadcast_in_dim(&x, &big, &dims)?;
+    Ok(vec![e.reshape(&b, &ty.shape)?])
+}
+
+/// `diff(self, n, dim, prepend, append)`: repeated forward differences.
+fn diff(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.tensor("self")?;
+    let dim = norm_dim(op.int_or("dim", -1), x.rank())?;
+    let mut parts = Vec::new();
+    if let Some(p) = op.tensor_opt("prepend") {
+        parts.push(p.clone());
+    }
+    parts.push(x.clone());
+    if let Some(a) = op.tensor_opt("append") {
+        parts.push(a.clone());
+    }
+    let refs: Vec<&TValue> = parts.iter().collect();
+    let mut cur = e.concatenate(&refs, dim)?;
+    for _ in 0..op.int_or("n", 1) {
+        let d = dim as usize;
+        let len = cur.shape()[d];
+        if len == 0 {
+            break;
+        }
+        let mut s0 = vec![0; cur.rank()];
+        let mut l0 = cur.shape().to_vec();
+        let mut s1 = s0.clone();
+        let l1 = l0.clone();
+        l0[d] = len - 1;
+        s1[d] = 1;
+        let ones = vec![1; cur.rank()];
+        let a = e.slice(&cur, &s0, &l0, &ones)?;
+        let b = e.slice(&cur, &s1, &l1, &ones)?;
+        s0.clear();
+        cur = if cur.dtype() == tpuc_runtime::DType::Bool {
+            e.binary("stablehlo.xor", &b, &a)?
+        } else {
+            e.sub(&b, &a)?
+        };
+    }
+    Ok(vec![to_type(e, &cur, ty)?])
+}

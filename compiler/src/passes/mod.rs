@@ -1,0 +1,77 @@
+//! Passes over MLIR modules, registered by name and composed into pipelines.
+//!
+//! A pass takes a module and returns the module to continue with (rewriting passes
+//! rebuild functions, see `lower_aten_to_stablehlo`). `tpuc opt --pass-pipeline=a,b`
+//! runs any sequence of them; [`DEFAULT_PIPELINE`] is what `tpuc compile` runs.
+
+pub mod lower_aten_to_stablehlo;
+pub mod verify_stablehlo;
+
+use melior::ir::Module;
+use melior::Context;
+
+use crate::CompileError;
+
+/// A named transformation of a module.
+pub trait Pass {
+    /// The name used in pipeline strings (`lower-aten-to-stablehlo`).
+    fn name(&self) -> &'static str;
+    /// One line for `tpuc opt --help`.
+    fn description(&self) -> &'static str;
+    fn run<'c>(&self, ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError>;
+}
+
+/// The pipeline `tpuc compile` runs on an imported ATen-level module.
+pub const DEFAULT_PIPELINE: &str = "lower-aten-to-stablehlo,verify-stablehlo";
+
+struct LowerAtenToStablehlo;
+
+impl Pass for LowerAtenToStablehlo {
+    fn name(&self) -> &'static str {
+        "lower-aten-to-stablehlo"
+    }
+    fn description(&self) -> &'static str {
+        "rewrite every aten.* op into StableHLO (reports all unsupported ops at once)"
+    }
+    fn run<'c>(&self, ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
+        lower_aten_to_stablehlo::run(ctx, &module)
+    }
+}
+
+/// Every registered pass.
+pub fn registry() -> Vec<Box<dyn Pass>> {
+    vec![
+        Box::new(LowerAtenToStablehlo),
+        Box::new(verify_stablehlo::VerifyStablehlo),
+    ]
+}
+
+/// Parses `a,b,c` into passes; unknown names are an error listing the known ones.
+pub fn parse_pipeline(text: &str) -> Result<Vec<Box<dyn Pass>>, CompileError> {
+    let mut out = Vec::new();
+    for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let name = name.trim_start_matches("builtin.module(").trim_end_matches(')');
+        let pass = registry()
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| CompileError::UnknownPass {
+                name: name.to_string(),
+                known: registry().iter().map(|p| p.name().to_string()).collect(),
+            })?;
+        out.push(pass);
+    }
+    Ok(out)
+}
+
+/// Runs `pipeline` on `module`.
+pub fn run_pipeline<'c>(
+    ctx: &'c Context,
+    module: Module<'c>,
+    pipeline: &[Box<dyn Pass>],
+) -> Result<Module<'c>, CompileError> {
+    let mut m = module;
+    for p in pipeline {
+        m = p.run(ctx, m)?;
+    }
+    Ok(m)
+}

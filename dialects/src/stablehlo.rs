@@ -1,0 +1,971 @@
+//! Typed builders for the StableHLO operations tpuc emits.
+//!
+//! Every builder checks its operands, infers the result type and appends one op in
+//! generic form to the emitter's block. The same inference rules back
+//! [`crate::verify`], so what we build and what we accept agree.
+
+use melior::ir::attribute::Attribute;
+use melior::ir::block::BlockLike;
+use melior::ir::operation::{OperationBuilder, OperationLike};
+use melior::ir::{Block, BlockRef, Identifier, Location, Region, RegionLike, Value, ValueLike};
+use melior::Context;
+use mlir_sys::{MlirBlock, MlirValue};
+use tpuc_runtime::DType;
+
+use crate::types::TensorType;
+use crate::DialectError;
+
+type Result<T> = std::result::Result<T, DialectError>;
+
+/// An SSA value with its tensor type.
+///
+/// It keeps the raw MLIR handle so that values can be stored in maps across the
+/// rewrite of a function; a `TValue` is only meaningful while the module that owns the
+/// defining operation is alive, which every user in tpuc scopes to one pass.
+#[derive(Clone, Debug)]
+pub struct TValue {
+    raw: MlirValue,
+    pub ty: TensorType,
+}
+
+impl TValue {
+    /// Wraps an existing MLIR value, reading its type.
+    pub fn from_value(value: Value<'_, '_>) -> Result<TValue> {
+        Ok(TValue {
+            raw: value.to_raw(),
+            ty: TensorType::from_mlir(value.r#type())?,
+        })
+    }
+
+    pub fn value<'c>(&self) -> Value<'c, '_> {
+        // SAFETY: see the type's documentation: the defining module outlives the TValue.
+        unsafe { Value::from_raw(self.raw) }
+    }
+
+    pub fn raw(&self) -> MlirValue {
+        self.raw
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.ty.dtype
+    }
+
+    pub fn shape(&self) -> &[i64] {
+        &self.ty.shape
+    }
+
+    pub fn rank(&self) -> usize {
+        self.ty.rank()
+    }
+}
+
+/// Comparison directions of `stablehlo.compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Cmp {
+    fn keyword(self) -> &'static str {
+        match self {
+            Cmp::Eq => "EQ",
+            Cmp::Ne => "NE",
+            Cmp::Lt => "LT",
+            Cmp::Le => "LE",
+            Cmp::Gt => "GT",
+            Cmp::Ge => "GE",
+        }
+    }
+}
+
+/// The combining function of a `stablehlo.reduce` / `reduce_window` body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceKind {
+    Add,
+    Mul,
+    Max,
+    Min,
+    And,
+    Or,
+}
+
+impl ReduceKind {
+    fn op_name(self) -> &'static str {
+        match self {
+            ReduceKind::Add => "stablehlo.add",
+            ReduceKind::Mul => "stablehlo.multiply",
+            ReduceKind::Max => "stablehlo.maximum",
+            ReduceKind::Min => "stablehlo.minimum",
+            ReduceKind::And => "stablehlo.and",
+            ReduceKind::Or => "stablehlo.or",
+        }
+    }
+}
+
+/// Dimension numbers of `stablehlo.dot_general`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DotDims {
+    pub lhs_batch: Vec<i64>,
+    pub rhs_batch: Vec<i64>,
+    pub lhs_contract: Vec<i64>,
+    pub rhs_contract: Vec<i64>,
+}
+
+/// Parameters of `stablehlo.convolution` in the layout PyTorch uses
+/// (input `[N, C, spatial...]`, kernel `[O, I/groups, spatial...]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvParams {
+    pub strides: Vec<i64>,
+    /// `(low, high)` per spatial dim.
+    pub padding: Vec<(i64, i64)>,
+    pub lhs_dilation: Vec<i64>,
+    pub rhs_dilation: Vec<i64>,
+    pub feature_groups: i64,
+}
+
+/// Parameters of `stablehlo.reduce_window`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowParams {
+    pub dims: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub padding: Vec<(i64, i64)>,
+    pub window_dilations: Vec<i64>,
+}
+
+/// Dimension numbers of `stablehlo.gather`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GatherDims {
+    pub offset_dims: Vec<i64>,
+    pub collapsed_slice_dims: Vec<i64>,
+    pub start_index_map: Vec<i64>,
+    pub index_vector_dim: i64,
+    pub slice_sizes: Vec<i64>,
+}
+
+/// Formats a list as `1, 2, 3`.
+fn join(v: &[i64]) -> String {
+    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// `array<i64: 1, 2>` (an empty list prints as `array<i64>`).
+pub fn i64_array(v: &[i64]) -> String {
+    if v.is_empty() {
+        "array<i64>".to_string()
+    } else {
+        format!("array<i64: {}>", join(v))
+    }
+}
+
+fn padding_attr(padding: &[(i64, i64)]) -> String {
+    let rows: Vec<String> = padding.iter().map(|(l, h)| format!("[{l}, {h}]")).collect();
+    format!("dense<[{}]> : tensor<{}x2xi64>", rows.join(", "), padding.len())
+}
+
+/// The MLIR literal for a scalar of `dtype` holding `value`, exact for the type.
+/// Non-finite floats use the hexadecimal bit pattern, which MLIR requires.
+pub fn scalar_literal(dtype: DType, value: f64) -> String {
+    match dtype {
+        DType::Bool => (if value != 0.0 { "true" } else { "false" }).to_string(),
+        d if d.is_integer() => format!("{}", value as i64),
+        _ if value.is_finite() => match dtype {
+            DType::F64 => format!("{value:.17e}"),
+            _ => format!("{:.9e}", value as f32),
+        },
+        DType::F64 => format!("0x{:016X}", value.to_bits()),
+        DType::F32 => format!("0x{:08X}", (value as f32).to_bits()),
+        DType::Bf16 => format!("0x{:04X}", (value as f32).to_bits() >> 16),
+        _ => {
+            // f16: infinities and NaN only reach this branch.
+            let bits: u16 = if value.is_nan() {
+                0x7E00
+            } else if value > 0.0 {
+                0x7C00
+            } else {
+                0xFC00
+            };
+            format!("0x{bits:04X}")
+        }
+    }
+}
+
+/// Appends StableHLO operations at the end of one block, at one location.
+pub struct Emitter<'c> {
+    ctx: &'c Context,
+    block: MlirBlock,
+    loc: Location<'c>,
+}
+
+impl<'c> Emitter<'c> {
+    pub fn new<'a>(ctx: &'c Context, block: &impl BlockLike<'c, 'a>, loc: Location<'c>) -> Self
+    where
+        'c: 'a,
+    {
+        Emitter {
+            ctx,
+            block: block.to_raw(),
+            loc,
+        }
+    }
+
+    pub fn context(&self) -> &'c Context {
+        self.ctx
+    }
+
+    pub fn location(&self) -> Location<'c> {
+        self.loc
+    }
+
+    /// The same block at another location.
+    pub fn at(&self, loc: Location<'c>) -> Emitter<'c> {
+        Emitter {
+            ctx: self.ctx,
+            block: self.block,
+            loc,
+        }
+    }
+
+    fn block(&self) -> BlockRef<'c, '_> {
+        // SAFETY: the block is owned by a region of a live module (see TValue).
+        unsafe { BlockRef::from_raw(self.block) }
+    }
+
+    /// Appends a generic operation and wraps its results.
+    pub fn op(
+        &self,
+        name: &str,
+        operands: &[&TValue],
+        attrs: &[(&str, String)],
+        results: &[TensorType],
+    ) -> Result<Vec<TValue>> {
+        self.op_with_regions(name, operands, attrs, results, Vec::new())
+    }
+
+    fn op_with_regions(
+        &self,
+        name: &str,
+        operands: &[&TValue],
+        attrs: &[(&str, String)],
+        results: &[TensorType],
+        regions: Vec<Region<'c>>,
+    ) -> Result<Vec<TValue>> {
+        let mut named = Vec::with_capacity(attrs.len());
+        for (key, text) in attrs {
+            let attr = Attribute::parse(self.ctx, text)
+                .ok_or_else(|| DialectError::BadAttribute(text.clone()))?;
+            named.push((Identifier::new(self.ctx, key), attr));
+        }
+        let result_types = results
+            .iter()
+            .map(|t| t.to_mlir(self.ctx))
+            .collect::<Result<Vec<_>>>()?;
+        let values: Vec<Value> = operands.iter().map(|v| v.value()).collect();
+        let op = OperationBuilder::new(name, self.loc)
+            .add_operands(&values)
+            .add_attributes(&named)
+            .add_results(&result_types)
+            .add_regions_vec(regions)
+            .build()
+            .map_err(|_| DialectError::Build(name.to_string()))?;
+        let op = self.block().append_operation(op);
+        (0..op.result_count())
+            .map(|i| {
+                let v = op
+                    .result(i)
+                    .map_err(|_| DialectError::Build(name.to_string()))?;
+                Ok(TValue {
+                    raw: v.to_raw(),
+                    ty: results[i].clone(),
+                })
+            })
+            .collect()
+    }
+
+    fn one(&self, name: &str, operands: &[&TValue], attrs: &[(&str, String)], result: TensorType) -> Result<TValue> {
+        let mut v = self.op(name, operands, attrs, &[result])?;
+        v.pop().ok_or_else(|| DialectError::Build(name.to_string()))
+    }
+
+    // ---- constants and shapes ------------------------------------------------------
+
+    /// A splat constant of `ty` holding `value` (converted to the element type).
+    pub fn constant(&self, ty: &TensorType, value: f64) -> Result<TValue> {
+        let attr = format!("dense<{}> : {}", scalar_literal(ty.dtype, value), ty.mlir());
+        self.one("stablehlo.constant", &[], &[("value", attr)], ty.clone())
+    }
+
+    /// A rank-0 constant.
+    pub fn scalar(&self, dtype: DType, value: f64) -> Result<TValue> {
+        self.constant(&TensorType::scalar(dtype), value)
+    }
+
+    /// A constant with explicit elements, given as MLIR literals in row-major order.
+    pub fn constant_elements(&self, ty: &TensorType, literals: &[String]) -> Result<TValue> {
+        if literals.len() as i64 != ty.num_elements() {
+            return Err(DialectError::invalid("stablehlo.constant", "element count does not match the type"));
+        }
+        let body = if ty.rank() == 0 {
+            literals[0].clone()
+        } else {
+            format!("[{}]", literals.join(", "))
+        };
+        let attr = if ty.rank() <= 1 {
+            format!("dense<{body}> : {}", ty.mlir())
+        } else {
+            // Flat lists are accepted for any shape only as splats; reshape a 1-D constant.
+            let flat = TensorType::new(vec![ty.num_elements()], ty.dtype);
+            let c = self.one(
+                "stablehlo.constant",
+                &[],
+                &[("value", format!("dense<{body}> : {}", flat.mlir()))],
+                flat,
+            )?;
+            return self.reshape(&c, &ty.shape);
+        };
+        self.one("stablehlo.constant", &[], &[("value", attr)], ty.clone())
+    }
+
+    pub fn iota(&self, ty: &TensorType, dim: i64) -> Result<TValue> {
+        if dim < 0 || dim as usize >= ty.rank() {
+            return Err(DialectError::invalid("stablehlo.iota", "iota dimension out of range"));
+        }
+        self.one("stablehlo.iota", &[], &[("iota_dimension", format!("{dim} : i64"))], ty.clone())
+    }
+
+    pub fn reshape(&self, x: &TValue, shape: &[i64]) -> Result<TValue> {
+        let out = x.ty.with_shape(shape.to_vec());
+        if out.num_elements() != x.ty.num_elements() {
+            return Err(DialectError::invalid(
+                "stablehlo.reshape",
+                format!("cannot reshape {} to {}", x.ty, out),
+            ));
+        }
+        if out == x.ty {
+            return Ok(x.clone());
+        }
+        self.one("stablehlo.reshape", &[x], &[], out)
+    }
+
+    pub fn transpose(&self, x: &TValue, perm: &[i64]) -> Result<TValue> {
+        let out = infer_transpose(&x.ty, perm)?;
+        if perm.iter().enumerate().all(|(i, &p)| i as i64 == p) {
+            return Ok(x.clone());
+        }
+        self.one("stablehlo.transpose", &[x], &[("permutation", i64_array(perm))], out)
+    }
+
+    /// `broadcast_in_dim`: operand dim `i` maps to result dim `dims[i]`.
+    pub fn broadcast_in_dim(&self, x: &TValue, shape: &[i64], dims: &[i64]) -> Result<TValue> {
+        let out = x.ty.with_shape(shape.to_vec());
+        check_broadcast_in_dim(&x.ty, &out, dims)?;
+        if out == x.ty && dims.iter().enumerate().all(|(i, &d)| i as i64 == d) {
+            return Ok(x.clone());
+        }
+        self.one(
+            "stablehlo.broadcast_in_dim",
+            &[x],
+            &[("broadcast_dimensions", i64_array(dims))],
+            out,
+        )
+    }
+
+    /// Numpy-style broadcast of `x` to `shape` (trailing dims aligned).
+    pub fn broadcast_to(&self, x: &TValue, shape: &[i64]) -> Result<TValue> {
+        if x.shape() == shape {
+            return Ok(x.clone());
+        }
+        let offset = shape.len() as i64 - x.rank() as i64;
+        if offset < 0 {
+            return Err(DialectError::invalid(
+                "stablehlo.broadcast_in_dim",
+                format!("cannot broadcast {} to rank {}", x.ty, shape.len()),
+            ));
+        }
+        // Size-1 dims that must grow are broadcast; equal dims map straight through.
+        let dims: Vec<i64> = (0..x.rank() as i64).map(|i| i + offset).collect();
+        self.broadcast_in_dim(x, shape, &dims)
+    }
+
+    pub fn convert(&self, x: &TValue, dtype: DType) -> Result<TValue> {
+        if x.dtype() == dtype {
+            return Ok(x.clone());
+        }
+        self.one("stablehlo.convert", &[x], &[], x.ty.with_dtype(dtype))
+    }
+
+    pub fn slice(&self, x: &TValue, start: &[i64], limit: &[i64], strides: &[i64]) -> Result<TValue> {
+        let out = infer_slice(&x.ty, start, limit, strides)?;
+        if out == x.ty {
+            return Ok(x.clone());
+        }
+        self.one(
+            "stablehlo.slice",
+            &[x],
+            &[
+                ("start_indices", i64_array(start)),
+                ("limit_indices", i64_array(limit)),
+                ("strides", i64_array(strides)),
+            ],
+            out,
+        )
+    }
+
+    pub fn concatenate(&self, xs: &[&TValue], dim: i64) -> Result<TValue> {
+        let tys: Vec<&TensorType> = xs.iter().map(|x| &x.ty).collect();
+        let out = infer_concatenate(&tys, dim)?;
+        if xs.len() == 1 {
+            return Ok(xs[0].clone());
+        }
+        self.one("stablehlo.concatenate", xs, &[("dimension", format!("{dim} : i64"))], out)
+    }
+
+    pub fn pad(&self, x: &TValue, value: &TValue, low: &[i64], high: &[i64], interior: &[i64]) -> Result<TValue> {
+        if low.len() != x.rank() || high.len() != x.rank() || interior.len() != x.rank() {
+            return Err(DialectError::invalid("stablehlo.pad", "padding rank mismatch"));
+        }
+        let shape: Vec<i64> = (0..x.rank())
+            .map(|i| {
+                let d = x.shape()[i];
+                low[i] + high[i] + d + (d - 1).max(0) * interior[i]
+            })
+            .collect();
+        if shape.iter().any(|&d| d < 0) {
+            return Err(DialectError::invalid("stablehlo.pad", "negative result size"));
+        }
+        self.one(
+            "stablehlo.pad",
+            &[x, value],
+            &[
+                ("edge_padding_low", i64_array(low)),
+                ("edge_padding_high", i64_array(high)),
+                ("interior_padding", i64_array(interior)),
+            ],
+            x.ty.with_shape(shape),
+        )
+    }
+
+    // ---- elementwise ---------------------------------------------------------------
+
+    /// A unary op whose result has the operand's type (`stablehlo.exponential`, ...).
+    pub fn unary(&self, name: &str, x: &TValue) -> Result<TValue> {
+        self.one(name, &[x], &[], x.ty.clone())
+    }
+
+    /// A binary op on two operands of the same type.
+    pub fn binary(&self, name: &str, a: &TValue, b: &TValue) -> Result<TValue> {
+        if a.ty != b.ty {
+            return Err(DialectError::invalid(name, format!("operand types differ: {} vs {}", a.ty, b.ty)));
+        }
+        self.one(name, &[a, b], &[], a.ty.clone())
+    }
+
+    pub fn add(&self, a: &TValue, b: &TValue) -> Result<TValue> {
+        self.binary("stablehlo.add", a, b)
+    }
+    pub fn sub(&self, a: &TValue, b: &TValue) -> Result<TValue> {
+        self.binary("stablehlo.subtract", a, b)
+    }
+    pub fn mul(&self, a: &TValue, b: &TValue) -> Result<TValue> {
+        self.binary("stablehlo.multiply", a, b)
+    }
+    pub fn div(&self, a: &TValue, b: &TValue) -> Result<TValue> {
+        self.binary("stablehlo.divide", a, b)
+    }
+    pub fn max(&self, a: &TValue, b: &TValue) -> Result<TValue> {
+        self.binary("stablehlo.maximum", a, b)
+    }
+    pub fn min(&self, a: &TValue, b: &TValue) -> Result<TValue> {
+        self.binary("stablehlo.minimum", a, b)
+    }
+
+    pub fn compare(&self, dir: Cmp, a: &TValue, b: &TValue) -> Result<TValue> {
+        if a.ty != b.ty {
+            return Err(DialectError::invalid(
+                "stablehlo.compare",
+                format!("operand types differ: {} vs {}", a.ty, b.ty),
+            ));
+        }
+        let kind = match a.dtype() {
+            d if d.is_float() => "FLOAT",
+            DType::U8 | DType::Bool => "UNSIGNED",
+            _ => "SIGNED",
+        };
+        self.one(
+            "stablehlo.compare",
+            &[a, b],
+            &[
+                ("comparison_direction", format!("#stablehlo<comparison_direction {}>", dir.keyword())),
+                ("compare_type", format!("#stablehlo<comparison_type {kind}>")),
+            ],
+            a.ty.with_dtype(DType::Bool),
+        )
+    }
+
+    pub fn select(&self, pred: &TValue, on_true: &TValue, on_false: &TValue) -> Result<TValue> {
+        if pred.dtype() != DType::Bool || on_true.ty != on_false.ty || pred.shape() != on_true.shape() {
+            return Err(DialectError::invalid(
+                "stablehlo.select",
+                format!("bad operand types {}, {}, {}", pred.ty, on_true.ty, on_false.ty),
+            ));
+        }
+        self.one("stablehlo.select", &[pred, on_true, on_false], &[], on_true.ty.clone())
+    }
+
+    /// `clamp(min, x, max)`; `min`/`max` are rank 0 or the same shape as `x`.
+    pub fn clamp(&self, min: &TValue, x: &TValue, max: &TValue) -> Result<TValue> {
+        for bound in [min, max] {
+            if bound.dtype() != x.dtype() || (bound.rank() != 0 && bound.shape() != x.shape()) {
+                return Err(DialectError::invalid("stablehlo.clamp", "bound type does not match operand"));
+            }
+        }
+        self.one("stablehlo.clamp", &[min, x, max], &[], x.ty.clone())
+    }
+
+    // ---- contractions --------------------------------------------------------------
+
+    pub fn dot_general(&self, lhs: &TValue, rhs: &TValue, dims: &DotDims) -> Result<TValue> {
+        let out = infer_dot_general(&lhs.ty, &rhs.ty, dims)?;
+        self.one(
+            "stablehlo.dot_general",
+            &[lhs, rhs],
+            &[("dot_dimension_numbers", dot_dims_attr(dims))],
+            out,
+        )
+    }
+
+    pub fn convolution(&self, input: &TValue, kernel: &TValue, p: &ConvParams) -> Result<TValue> {
+        let out = infer_convolution(&input.ty, &kernel.ty, p)?;
+        let spatial: Vec<String> = (0..p.strides.len()).map(|i| i.to_string()).collect();
+        let sp = spatial.join(", ");
+        let layout = if sp.is_empty() {
+            "[b, f]x[o, i]->[b, f]".to_string()
+        } else {
+            format!("[b, f, {sp}]x[o, i, {sp}]->[b, f, {sp}]")
+        };
+        self.one(
+            "stablehlo.convolution",
+            &[input, kernel],
+            &[
+                ("dimension_numbers", format!("#stablehlo.conv<{layout}>")),
+                ("window_strides", i64_array(&p.strides)),
+                ("padding", padding_attr(&p.padding)),
+                ("lhs_dilation", i64_array(&p.lhs_dilation)),
+                ("rhs_dilation", i64_array(&p.rhs_dilation)),
+                ("feature_group_count", format!("{} : i64", p.feature_groups)),
+                ("batch_group_count", "1 : i64".to_string()),
+            ],
+            out,
+        )
+    }
+
+    // ---- reductions ----------------------------------------------------------------
+
+    /// A body block `(tensor<T>, tensor<T>) -> tensor<T>` combining with `kind`.
+    fn reducer_region(&self, kind: ReduceKind, dtype: DType) -> Result<Region<'c>> {
+        let scalar = TensorType::scalar(dtype);
+        let t = scalar.to_mlir(self.ctx)?;
+        let block = Block::new(&[(t, self.loc), (t, self.loc)]);
+        {
+            let inner = Emitter::new(self.ctx, &block, self.loc);
+            let a = block_arg(&block, 0)?;
+            let b = block_arg(&block, 1)?;
+            let r = inner.binary(kind.op_name(), &a, &b)?;
+            inner.op("stablehlo.return", &[&r], &[], &[])?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        Ok(region)
+    }
+
+    /// Reduces `x` over `dims` with `kind`, starting from `init` (a scalar literal value).
+    pub fn reduce(&self, x: &TValue, init: f64, dims: &[i64], kind: ReduceKind) -> Result<TValue> {
+        let out = infer_reduce(&x.ty, dims)?;
+        let init = self.scalar(x.dtype(), init)?;
+        let region = self.reducer_region(kind, x.dtype())?;
+        let mut v = self.op_with_regions(
+            "stablehlo.reduce",
+            &[x, &init],
+            &[("dimensions", i64_array(dims))],
+            &[out],
+            vec![region],
+        )?;
+        v.pop().ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))
+    }
+
+    /// Reduces `(values, indices)` pairs over one dimension, keeping the extreme value
+    /// and the smallest index among ties (PyTorch's argmax/argmin/max.dim rule).
+    pub fn reduce_with_index(&self, x: &TValue, dim: i64, take_max: bool) -> Result<(TValue, TValue)> {
+        let out = infer_reduce(&x.ty, &[dim])?;
+        let idx_ty = x.ty.with_dtype(DType::I64);
+        let indices = self.iota(&idx_ty, dim)?;
+        let init_v = self.scalar(x.dtype(), if take_max { f64::NEG_INFINITY } else { f64::INFINITY })?;
+        let init_v = if x.dtype().is_float() {
+            init_v
+        } else {
+            let (lo, hi) = integer_bounds(x.dtype());
+            self.scalar(x.dtype(), if take_max { lo } else { hi })?
+        };
+        let init_i = self.scalar(DType::I64, 0.0)?;
+        let sv = TensorType::scalar(x.dtype());
+        let si = TensorType::scalar(DType::I64);
+        let (tv, ti) = (sv.to_mlir(self.ctx)?, si.to_mlir(self.ctx)?);
+        let block = Block::new(&[(tv, self.loc), (ti, self.loc), (tv, self.loc), (ti, self.loc)]);
+        {
+            let e = Emitter::new(self.ctx, &block, self.loc);
+            let (av, ai, bv, bi) = (block_arg(&block, 0)?, block_arg(&block, 1)?, block_arg(&block, 2)?, block_arg(&block, 3)?);
+            let dir = if take_max { Cmp::Gt } else { Cmp::Lt };
+            let a_wins = e.compare(dir, &av, &bv)?;
+            let tie = e.compare(Cmp::Eq, &av, &bv)?;
+            // NaN propagates as the extreme value, as in PyTorch.
+            let a_nan = e.compare(Cmp::Ne, &av, &av)?;
+            let a_pick = e.binary("stablehlo.or", &a_wins, &a_nan)?;
+            let b_nan = e.compare(Cmp::Ne, &bv, &bv)?;
+            let not_b_nan = e.unary("stablehlo.not", &b_nan)?;
+            let a_pick = e.binary("stablehlo.and", &a_pick, &not_b_nan)?;
+            let a_pick = e.binary("stablehlo.or", &a_pick, &e.binary("stablehlo.and", &a_nan, &b_nan)?)?;
+            let v = e.select(&a_pick, &av, &bv)?;
+            let min_i = e.min(&ai, &bi)?;
+            let i_pick = e.select(&a_pick, &ai, &bi)?;
+            let i = e.select(&tie, &min_i, &i_pick)?;
+            e.op("stablehlo.return", &[&v, &i], &[], &[])?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        let mut v = self.op_with_regions(
+            "stablehlo.reduce",
+            &[x, &indices, &init_v, &init_i],
+            &[("dimensions", i64_array(&[dim]))],
+            &[out.clone(), out.with_dtype(DType::I64)],
+            vec![region],
+        )?;
+        let i = v.pop().ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))?;
+        let val = v.pop().ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))?;
+        Ok((val, i))
+    }
+
+    pub fn reduce_window(&self, x: &TValue, init: f64, p: &WindowParams, kind: ReduceKind) -> Result<TValue> {
+        let out = infer_reduce_window(&x.ty, p)?;
+        let init = self.scalar(x.dtype(), init)?;
+        let region = self.reducer_region(kind, x.dtype())?;
+        let ones = vec![1; x.rank()];
+        let mut v = self.op_with_regions(
+            "stablehlo.reduce_window",
+            &[x, &init],
+            &[
+                ("window_dimensions", i64_array(&p.dims)),
+                ("window_strides", i64_array(&p.strides)),
+                ("base_dilations", i64_array(&ones)),
+                ("window_dilations", i64_array(&p.window_dilations)),
+                ("padding", padding_attr(&p.padding)),
+            ],
+            &[out],
+            vec![region],
+        )?;
+        v.pop().ok_or_else(|| DialectError::Build("stablehlo.reduce_window".into()))
+    }
+
+    // ---- indexing ------------------------------------------------------------------
+
+    pub fn gather(&self, operand: &TValue, indices: &TValue, d: &GatherDims) -> Result<TValue> {
+        let out = infer_gather(&operand.ty, &indices.ty, d)?;
+        let list = |v: &[i64]| format!("[{}]", join(v));
+        let mut fields = vec![];
+        if !d.offset_dims.is_empty() {
+            fields.push(format!("offset_dims = {}", list(&d.offset_dims)));
+        }
+        if !d.collapsed_slice_dims.is_empty() {
+            fields.push(format!("collapsed_slice_dims = {}", list(&d.collapsed_slice_dims)));
+        }
+        fields.push(format!("start_index_map = {}", list(&d.start_index_map)));
+        fields.push(format!("index_vector_dim = {}", d.index_vector_dim));
+        self.one(
+            "stablehlo.gather",
+            &[operand, indices],
+            &[
+                ("dimension_numbers", format!("#stablehlo.gather<{}>", fields.join(", "))),
+                ("slice_sizes", i64_array(&d.slice_sizes)),
+                ("indices_are_sorted", "false".to_string()),
+            ],
+            out,
+        )
+    }
+
+    /// `func.return`.
+    pub fn func_return(&self, values: &[&TValue]) -> Result<()> {
+        self.op("func.return", values, &[], &[])?;
+        Ok(())
+    }
+}
+
+fn block_arg(block: &Block<'_>, i: usize) -> Result<TValue> {
+    let a = block
+        .argument(i)
+        .map_err(|_| DialectError::Build("block argument".into()))?;
+    TValue::from_value(a.into())
+}
+
+/// Smallest and largest value of an integer type, as f64 (exact for all but i64
+/// extremes, which round to the nearest representable double and still bound every value).
+pub fn integer_bounds(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::I64 => (i64::MIN as f64, i64::MAX as f64),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
+        DType::U8 => (0.0, 255.0),
+        DType::Bool => (0.0, 1.0),
+        _ => (f64::NEG_INFINITY, f64::INFINITY),
+    }
+}
+
+pub fn dot_dims_attr(d: &DotDims) -> String {
+    let mut fields = vec![];
+    let mut push = |name: &str, v: &[i64]| {
+        if !v.is_empty() {
+            fields.push(format!("{name} = [{}]", join(v)));
+        }
+    };
+    push("lhs_batching_dimensions", &d.lhs_batch);
+    push("rhs_batching_dimensions", &d.rhs_batch);
+    push("lhs_contracting_dimensions", &d.lhs_contract);
+    push("rhs_contracting_dimensions", &d.rhs_contract);
+    format!("#stablehlo.dot<{}>", fields.join(", "))
+}
+
+// ---- result-type inference (shared with the verifier) -----------------------------
+
+fn check_dims(op: &str, dims: &[i64], rank: usize) -> Result<()> {
+    let mut seen = vec![false; rank];
+    for &d in dims {
+        if d < 0 || d as usize >= rank || seen[d as usize] {
+            return Err(DialectError::invalid(op, format!("bad dimension list {dims:?} for rank {rank}")));
+        }
+        seen[d as usize] = true;
+    }
+    Ok(())
+}
+
+pub fn infer_transpose(x: &TensorType, perm: &[i64]) -> Result<TensorType> {
+    if perm.len() != x.rank() {
+        return Err(DialectError::invalid("stablehlo.transpose", "permutation length differs from rank"));
+    }
+    check_dims("stablehlo.transpose", perm, x.rank())?;
+    Ok(x.with_shape(perm.iter().map(|&p| x.shape[p as usize]).collect::<Vec<_>>()))
+}
+
+pub fn check_broadcast_in_dim(x: &TensorType, out: &TensorType, dims: &[i64]) -> Result<()> {
+    let op = "stablehlo.broadcast_in_dim";
+    if dims.len() != x.rank() || x.dtype != out.dtype {
+        return Err(DialectError::invalid(op, format!("cannot broadcast {x} to {out} with {dims:?}")));
+    }
+    for (i, &d) in dims.iter().enumerate() {
+        if d < 0 || d as usize >= out.rank() {
+            return Err(DialectError::invalid(op, format!("dimension {d} out of range for {out}")));
+        }
+        let (src, dst) = (x.shape[i], out.shape[d as usize]);
+        if src != 1 && src != dst {
+            return Err(DialectError::invalid(op, format!("cannot broadcast {x} to {out} with {dims:?}")));
+        }
+    }
+    Ok(())
+}
+
+pub fn infer_slice(x: &TensorType, start: &[i64], limit: &[i64], strides: &[i64]) -> Result<TensorType> {
+    let op = "stablehlo.slice";
+    if start.len() != x.rank() || limit.len() != x.rank() || strides.len() != x.rank() {
+        return Err(DialectError::invalid(op, "index lists must match the operand rank"));
+    }
+    let mut shape = Vec::with_capacity(x.rank());
+    for i in 0..x.rank() {
+        if start[i] < 0 || limit[i] > x.shape[i] || start[i] > limit[i] || strides[i] < 1 {
+            return Err(DialectError::invalid(
+                op,
+                format!("slice [{}:{}:{}] out of range for dim {} of {x}", start[i], limit[i], strides[i], i),
+            ));
+        }
+        shape.push((limit[i] - start[i] + strides[i] - 1) / strides[i]);
+    }
+    Ok(x.with_shape(shape))
+}
+
+pub fn infer_concatenate(xs: &[&TensorType], dim: i64) -> Result<TensorType> {
+    let op = "stablehlo.concatenate";
+    let first = xs.first().ok_or_else(|| DialectError::invalid(op, "no operands"))?;
+    if dim < 0 || dim as usize >= first.rank() {
+        return Err(DialectError::invalid(op, "dimension out of range"));
+    }
+    let mut shape = first.shape.clone();
+    shape[dim as usize] = 0;
+    for x in xs {
+        if x.rank() != first.rank() || x.dtype != first.dtype {
+            return Err(DialectError::invalid(op, format!("mismatched operand {x}")));
+        }
+        for i in 0..x.rank() {
+            if i != dim as usize && x.shape[i] != first.shape[i] {
+                return Err(DialectError::invalid(op, format!("mismatched operand {x}")));
+            }
+        }
+        shape[dim as usize] += x.shape[dim as usize];
+    }
+    Ok(first.with_shape(shape))
+}
+
+pub fn infer_dot_general(lhs: &TensorType, rhs: &TensorType, d: &DotDims) -> Result<TensorType> {
+    let op = "stablehlo.dot_general";
+    check_dims(op, &[d.lhs_batch.clone(), d.lhs_contract.clone()].concat(), lhs.rank())?;
+    check_dims(op, &[d.rhs_batch.clone(), d.rhs_contract.clone()].concat(), rhs.rank())?;
+    if d.lhs_batch.len() != d.rhs_batch.len() || d.lhs_contract.len() != d.rhs_contract.len() {
+        return Err(DialectError::invalid(op, "batch/contracting dimension counts differ"));
+    }
+    for (l, r) in d.lhs_batch.iter().zip(&d.rhs_batch).chain(d.lhs_contract.iter().zip(&d.rhs_contract)) {
+        if lhs.shape[*l as usize] != rhs.shape[*r as usize] {
+            return Err(DialectError::invalid(op, format!("dimension sizes differ: {lhs} vs {rhs}")));
+        }
+    }
+    if lhs.dtype != rhs.dtype {
+        return Err(DialectError::invalid(op, format!("element types differ: {lhs} vs {rhs}")));
+    }
+    let mut shape: Vec<i64> = d.lhs_batch.iter().map(|&b| lhs.shape[b as usize]).collect();
+    for i in 0..lhs.rank() as i64 {
+        if !d.lhs_batch.contains(&i) && !d.lhs_contract.contains(&i) {
+            shape.push(lhs.shape[i as usize]);
+        }
+    }
+    for i in 0..rhs.rank() as i64 {
+        if !d.rhs_batch.contains(&i) && !d.rhs_contract.contains(&i) {
+            shape.push(rhs.shape[i as usize]);
+        }
+    }
+    Ok(lhs.with_shape(shape))
+}
+
+pub fn infer_convolution(input: &TensorType, kernel: &TensorType, p: &ConvParams) -> Result<TensorType> {
+    let op = "stablehlo.convolution";
+    let n = p.strides.len();
+    if input.rank() != n + 2 || kernel.rank() != n + 2 || p.padding.len() != n || p.lhs_dilation.len() != n || p.rhs_dilation.len() != n {
+        return Err(DialectError::invalid(op, format!("rank mismatch: input {input}, kernel {kernel}")));
+    }
+    if p.feature_groups < 1 || input.shape[1] != kernel.shape[1] * p.feature_groups || kernel.shape[0] % p.feature_groups != 0 {
+        return Err(DialectError::invalid(
+            op,
+            format!("channels of input {input} do not match kernel {kernel} with {} groups", p.feature_groups),
+        ));
+    }
+    let mut shape = vec![input.shape[0], kernel.shape[0]];
+    for i in 0..n {
+        let dilated_in = (input.shape[i + 2] - 1) * p.lhs_dilation[i] + 1;
+        let padded = dilated_in + p.padding[i].0 + p.padding[i].1;
+        let window = (kernel.shape[i + 2] - 1) * p.rhs_dilation[i] + 1;
+        if padded < window || p.strides[i] < 1 {
+            return Err(DialectError::invalid(op, format!("window larger than padded input: {input}, {kernel}")));
+        }
+        shape.push((padded - window) / p.strides[i] + 1);
+    }
+    Ok(input.with_shape(shape))
+}
+
+pub fn infer_reduce(x: &TensorType, dims: &[i64]) -> Result<TensorType> {
+    check_dims("stablehlo.reduce", dims, x.rank())?;
+    let shape: Vec<i64> = (0..x.rank() as i64)
+        .filter(|i| !dims.contains(i))
+        .map(|i| x.shape[i as usize])
+        .collect();
+    Ok(x.with_shape(shape))
+}
+
+pub fn infer_reduce_window(x: &TensorType, p: &WindowParams) -> Result<TensorType> {
+    let op = "stablehlo.reduce_window";
+    let r = x.rank();
+    if p.dims.len() != r || p.strides.len() != r || p.padding.len() != r || p.window_dilations.len() != r {
+        return Err(DialectError::invalid(op, "window lists must match the operand rank"));
+    }
+    let mut shape = Vec::with_capacity(r);
+    for i in 0..r {
+        let padded = x.shape[i] + p.padding[i].0 + p.padding[i].1;
+        let window = (p.dims[i] - 1) * p.window_dilations[i] + 1;
+        if padded < window || p.strides[i] < 1 {
+            return Err(DialectError::invalid(op, format!("window larger than padded input {x}")));
+        }
+        shape.push((padded - window) / p.strides[i] + 1);
+    }
+    Ok(x.with_shape(shape))
+}
+
+pub fn infer_gather(operand: &TensorType, indices: &TensorType, d: &GatherDims) -> Result<TensorType> {
+    let op = "stablehlo.gather";
+    if d.slice_sizes.len() != operand.rank() || d.index_vector_dim < 0 || d.index_vector_dim as usize > indices.rank() {
+        return Err(DialectError::invalid(op, "slice sizes or index_vector_dim out of range"));
+    }
+    let mut batch: Vec<i64> = indices.shape.clone();
+    if (d.index_vector_dim as usize) < indices.rank() {
+        batch.remove(d.index_vector_dim as usize);
+    }
+    let offsets: Vec<i64> = (0..operand.rank() as i64)
+        .filter(|i| !d.collapsed_slice_dims.contains(i))
+        .map(|i| d.slice_sizes[i as usize])
+        .collect();
+    if offsets.len() != d.offset_dims.len() {
+        return Err(DialectError::invalid(op, "offset_dims does not match the slice rank"));
+    }
+    let rank = batch.len() + offsets.len();
+    let mut shape = vec![0; rank];
+    let (mut bi, mut oi) = (0, 0);
+    for (i, s) in shape.iter_mut().enumerate() {
+        if d.offset_dims.contains(&(i as i64)) {
+            *s = offsets[oi];
+            oi += 1;
+        } else {
+            *s = *batch.get(bi).ok_or_else(|| DialectError::invalid(op, "bad offset_dims"))?;
+            bi += 1;
+        }
+    }
+    Ok(operand.with_shape(shape))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_exact_and_parseable() {
+        assert_eq!(scalar_literal(DType::F32, 1.0), "1.000000000e0");
+        assert_eq!(scalar_literal(DType::F32, f64::NEG_INFINITY), "0xFF800000");
+        assert_eq!(scalar_literal(DType::Bf16, f64::INFINITY), "0x7F80");
+        assert_eq!(scalar_literal(DType::F16, f64::NEG_INFINITY), "0xFC00");
+        assert_eq!(scalar_literal(DType::I64, 3.0), "3");
+        assert_eq!(scalar_literal(DType::Bool, 1.0), "true");
+    }
+
+    #[test]
+    fn dot_general_infers_batch_then_free_dims() {
+        let l = TensorType::new(vec![2, 3, 4], DType::F32);
+        let r = TensorType::new(vec![2, 4, 5], DType::F32);
+        let d = DotDims {
+            lhs_batch: vec![0],
+            rhs_batch: vec![0],
+            lhs_contract: vec![2],
+            rhs_contract: vec![1],
+        };
+        assert_eq!(infer_dot_general(&l, &r, &d).unwrap().shape, vec![2, 3, 5]);
+        let bad = TensorType::new(vec![2, 5, 5], DType::F32);
+        assert!(infer_dot_general(&l, &bad, &d).is_err());
+    }
+
+    #[test]
+    fn gather_shape_for_embedding() {
+        let table = TensorType::new(vec![10, 4], DType::F32);
+        let idx = TensorType::new(vec![2, 3, 1], DType::I64);
+        let d = GatherDims {
+            offset_dims: vec![2],
+            collapsed_slice_dims: vec![0],
+            start_index_map: vec![0],
+            index_vector_dim: 2,
+            slice_sizes: vec![1, 4],
+        };
+        assert_eq!(infer_gather(&table, &idx, &d).unwrap().shape, vec![2, 3, 4]);
+    }
+}

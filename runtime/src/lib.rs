@@ -1,0 +1,30 @@
+//! tpuc runtime: loads compiled artifacts and executes them through PJRT plugins.
+//!
+//! Architecture invariant: this crate never links MLIR or LLVM. A deployment needs
+//! only this crate (or the runtime-only binary), an artifact and a PJRT plugin.
+//!
+//! - [`pjrt`]: the PJRT C API, declared by hand, and safe wrappers (plugin, client,
+//!   executables, buffers).
+//! - [`session`]: load an artifact directory (manifest, program, weights) and run it.
+//! - [`discover`]: find a plugin (flag, `TPUC_PJRT_PLUGIN`, `.deps/pjrt`).
+//! - [`npy`], [`safetensors`]: tensor file formats.
+
+pub mod compare;
+pub mod compile_options;
+pub mod discover;
+pub mod dtype;
+pub mod error;
+pub mod manifest;
+pub mod npy;
+pub mod pjrt;
+pub mod safetensors;
+pub mod session;
+pub mod tensor;
+
+pub use compile_options::CompileOptions;
+pub use dtype::DType;
+pub use error::{ErrorCode, Result, RuntimeError};
+pub use manifest::Manifest;
+pub use pjrt::{Buffer, Client, ClientOptions, Device, LoadedExecutable, Plugin};
+pub use session::Session;
+pub use tensor::HostTensor;

@@ -1,0 +1,83 @@
+//! The artifact manifest: the contract between `tpuc compile` (which writes it) and
+//! the runtime (which validates it before anything reaches PJRT).
+//!
+//! An artifact is a directory:
+//!
+//! ```text
+//! model.tpuc/
+//!   manifest.json        this struct, pretty-printed JSON
+//!   program.mlir         StableHLO module (generic MLIR form), entry function @main
+//!   weights.safetensors  parameters, buffers and constants, keyed by their graph-signature name
+//! ```
+//!
+//! `@main` takes its arguments in manifest order (weights first, in the exported program's
+//! input order, then user inputs) and returns the user outputs in order.
+
+use crate::DType;
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever the layout of an artifact changes incompatibly.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    /// Version of tpuc that wrote the artifact.
+    pub tpuc_version: String,
+    /// Compilation target (`"tpu"` emits portable StableHLO usable by any PJRT plugin).
+    pub target: String,
+    /// StableHLO version the program is written against.
+    pub stablehlo_version: String,
+    /// The exported model the artifact was compiled from.
+    pub source: FileRef,
+    pub program: FileRef,
+    pub weights: FileRef,
+    /// Arguments of `@main`, in order.
+    pub arguments: Vec<Argument>,
+    /// Results of `@main`, in order.
+    pub outputs: Vec<TensorSpec>,
+}
+
+/// A file of the artifact (or its source) with the SHA-256 of its bytes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileRef {
+    pub file: String,
+    pub sha256: String,
+}
+
+/// What feeds an argument of `@main`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgumentKind {
+    /// A trained parameter, stored in `weights.safetensors`.
+    Parameter,
+    /// A buffer (running statistics, position ids...), stored in `weights.safetensors`.
+    Buffer,
+    /// A lifted tensor constant, stored in `weights.safetensors`.
+    Constant,
+    /// An input the caller passes at run time.
+    UserInput,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Argument {
+    /// Name in the exported graph (`p_fc1_weight`, `x`).
+    pub name: String,
+    pub kind: ArgumentKind,
+    pub dtype: DType,
+    pub shape: Vec<i64>,
+    /// For weights: the key in `weights.safetensors` (the state-dict name, `fc1.weight`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<String>,
+    /// True when the weight was not present in the source (a bare `model.json` was compiled)
+    /// and was written as zeros.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zero_filled: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TensorSpec {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<i64>,
+}
