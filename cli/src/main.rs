@@ -42,7 +42,8 @@ enum Command {
         /// Compilation target: tpu (portable StableHLO for TPUs and any PJRT plugin).
         #[arg(long, default_value = "tpu")]
         target: String,
-        /// What to write: "artifact" (default) or "mlir" (the StableHLO module only).
+        /// What to write: "artifact" (default), "mlir" (the StableHLO module only) or
+        /// "aten" (the imported ATen-level module, with node locations).
         #[arg(long, default_value = "artifact")]
         emit: String,
         /// For a bare model.json (no weights): make parameters and buffers user inputs
@@ -119,6 +120,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     let text = tpuc_compiler::compile_to_mlir(&model).map_err(|e| e.to_string())?;
                     write_text_output(&model, &output, &text)?;
                 }
+                "aten" => {
+                    let text = tpuc_compiler::compile_to_aten_mlir(&model).map_err(|e| e.to_string())?;
+                    write_text_output(&model, &output, &text)?;
+                }
                 "artifact" => {
                     let options = CompileOptions {
                         target,
@@ -145,7 +150,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         );
                     }
                 }
-                other => return Err(format!("unknown --emit `{other}` (expected artifact or mlir)")),
+                other => return Err(format!("unknown --emit `{other}` (expected artifact, mlir or aten)")),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -187,6 +187,15 @@ pub fn compile_to_mlir(input: &Path) -> Result<String, CompileError> {
     print_module(&module)
 }
 
+/// The ATen-level module for `input`, printed with node locations (`tpuc compile
+/// --emit aten`): the input of `lower-aten-to-stablehlo`, handy for lit tests.
+pub fn compile_to_aten_mlir(input: &Path) -> Result<String, CompileError> {
+    let model = frontend::load(input)?;
+    let ctx = new_context();
+    let module = import::import_graph(&ctx, &model.graph)?;
+    print_module_with_locations(&module)
+}
+
 /// Parses MLIR text, runs `pipeline` on it, and prints the result (`tpuc opt`).
 pub fn run_opt(text: &str, file: &str, pipeline: &str, with_locations: bool) -> Result<String, CompileError> {
     let passes = passes::parse_pipeline(pipeline)?;

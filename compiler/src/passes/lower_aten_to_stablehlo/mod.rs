@@ -88,6 +88,21 @@ fn has_uses(v: &TValue) -> bool {
     !first.ptr.is_null()
 }
 
+/// Maps the results of an op that failed to lower to placeholder values of the same
+/// types, so that the ops after it are still checked (and every unsupported target
+/// reported). The module is discarded with an error, so placeholders never escape.
+fn stand_in(e: &Emitter, old_results: &[TValue], map: &mut HashMap<usize, TValue>) -> Result<(), CompileError> {
+    for old in old_results {
+        let v = e
+            .op("tpuc.unlowered", &[], &[], std::slice::from_ref(&old.ty))
+            .map_err(internal)?;
+        if let Some(v) = v.into_iter().next() {
+            map.insert(old.raw().ptr as usize, v);
+        }
+    }
+    Ok(())
+}
+
 fn internal(e: impl std::fmt::Display) -> CompileError {
     CompileError::Internal(e.to_string())
 }
@@ -214,6 +229,7 @@ fn lower_function<'c>(
                     first_node: node.clone(),
                 });
                 entry.count += 1;
+                stand_in(&e, &old_results, &mut map)?;
                 continue;
             }
             Err(LowerError::Unsupported(m)) | Err(LowerError::Invalid(m)) => {
@@ -224,6 +240,7 @@ fn lower_function<'c>(
                         message: m,
                     });
                 }
+                stand_in(&e, &old_results, &mut map)?;
                 continue;
             }
         };
@@ -241,6 +258,7 @@ fn lower_function<'c>(
                         ),
                     });
                 }
+                stand_in(&e, &old_results, &mut map)?;
                 continue;
             }
         }

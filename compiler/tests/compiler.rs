@@ -1,0 +1,359 @@
+//! End-to-end tests of the compiler: every corpus model compiles and matches PyTorch
+//! on the CPU PJRT plugin, StableHLO snapshots, determinism, bare JSON input, and the
+//! bad-input list (each error asserted by its text).
+//!
+//! One test binary for the crate (each binary links MLIR statically).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use tpuc_compiler::{CompileError, CompileOptions, MissingWeights};
+use tpuc_runtime::compare::{compare, default_tolerances};
+use tpuc_runtime::manifest::ArgumentKind;
+use tpuc_runtime::{Client, ClientOptions, Plugin, Session};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn models() -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join("testdata/models/index.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn model_path(name: &str, form: &str) -> PathBuf {
+    repo().join(format!("testdata/models/{name}/{form}.pt2"))
+}
+
+/// A fresh temporary directory under target/ (removed by the caller or left for inspection).
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = repo().join("target/test-tmp").join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn client() -> &'static Client {
+    static CLIENT: OnceLock<Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        let path = tpuc_runtime::discover::find_plugin(None)
+            .expect("no PJRT CPU plugin: run `make setup` or set TPUC_PJRT_PLUGIN");
+        let plugin: Arc<Plugin> = Plugin::load(&path).expect("plugin loads");
+        plugin.create_client(&ClientOptions::cpu(1)).expect("client")
+    })
+}
+
+fn sorted_npy(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+        .collect();
+    v.sort_by_key(|p| {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        stem.split('_').next().unwrap().parse::<usize>().unwrap_or(0)
+    });
+    v
+}
+
+#[test]
+fn every_corpus_model_matches_pytorch_on_the_cpu_plugin() {
+    let out = temp_dir("e2e");
+    let mut failures = Vec::new();
+    let mut report = String::new();
+    for name in models() {
+        let dir = repo().join("testdata/models").join(&name);
+        let inputs: Vec<_> = sorted_npy(&dir.join("inputs"))
+            .iter()
+            .map(|p| tpuc_runtime::npy::read_npy(p).unwrap())
+            .collect();
+        let expected: Vec<_> = sorted_npy(&dir.join("expected"))
+            .iter()
+            .map(|p| tpuc_runtime::npy::read_npy(p).unwrap())
+            .collect();
+        for form in ["exported", "core"] {
+            let artifact = out.join(format!("{name}-{form}.tpuc"));
+            if let Err(e) = tpuc_compiler::compile(&model_path(&name, form), &artifact, &CompileOptions::default()) {
+                failures.push(format!("{name}/{form}: compile failed: {e}"));
+                continue;
+            }
+            let session = match Session::load(&artifact, client()) {
+                Ok(s) => s,
+                Err(e) => {
+                    failures.push(format!("{name}/{form}: load failed: {e}"));
+                    continue;
+                }
+            };
+            let outputs = match session.run(&inputs) {
+                Ok(o) => o,
+                Err(e) => {
+                    failures.push(format!("{name}/{form}: run failed: {e}"));
+                    continue;
+                }
+            };
+            assert_eq!(outputs.len(), expected.len(), "{name}/{form}: output count");
+            for (i, (got, want)) in outputs.iter().zip(&expected).enumerate() {
+                let (rtol, atol) = default_tolerances(want.dtype);
+                let c = compare(got, want, rtol, atol);
+                report.push_str(&format!(
+                    "{name}/{form} output {i}: {} max_abs={:.2e} max_rel={:.2e}\n",
+                    want.dtype, c.max_abs_error, c.max_rel_error
+                ));
+                if !c.passed() {
+                    failures.push(format!("{name}/{form} output {i}: {c:?}"));
+                }
+            }
+        }
+    }
+    eprintln!("{report}");
+    assert!(failures.is_empty(), "failures:\n{}", failures.join("\n"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn stablehlo_snapshots_of_every_corpus_model() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        for name in models() {
+            for form in ["exported", "core"] {
+                let text = tpuc_compiler::compile_to_mlir(&model_path(&name, form)).unwrap();
+                insta::assert_snapshot!(format!("{name}_{form}"), text);
+            }
+        }
+    });
+}
+
+#[test]
+fn compiling_twice_gives_byte_identical_artifacts() {
+    let out = temp_dir("determinism");
+    for run in ["a", "b"] {
+        tpuc_compiler::compile(&model_path("bert", "core"), &out.join(run), &CompileOptions::default()).unwrap();
+    }
+    for file in ["manifest.json", "program.mlir", "weights.safetensors"] {
+        let a = std::fs::read(out.join("a").join(file)).unwrap();
+        let b = std::fs::read(out.join("b").join(file)).unwrap();
+        assert!(a == b, "{file} differs between two compiles");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn manifest_describes_the_signature() {
+    let out = temp_dir("manifest");
+    let artifact = out.join("cnn.tpuc");
+    tpuc_compiler::compile(&model_path("cnn", "exported"), &artifact, &CompileOptions::default()).unwrap();
+    let m = tpuc_runtime::session::read_manifest(&artifact).unwrap();
+    assert_eq!(m.target, "tpu");
+    assert_eq!(m.source.file, "exported.pt2");
+    let user: Vec<_> = m.arguments.iter().filter(|a| a.kind == ArgumentKind::UserInput).collect();
+    assert_eq!(user.len(), 1);
+    assert_eq!(user[0].shape, vec![2, 3, 16, 16]);
+    assert!(m
+        .arguments
+        .iter()
+        .any(|a| a.kind == ArgumentKind::Buffer && a.weight.as_deref() == Some("1.running_mean")));
+    assert_eq!(m.outputs[0].shape, vec![2, 10]);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Copies a .pt2 archive entry by entry, letting `edit` replace (Some) or drop (None) entries.
+fn rewrite_archive(src: &Path, dst: &Path, edit: impl Fn(&str, Vec<u8>) -> Option<Vec<u8>>) {
+    let f = std::fs::File::open(src).unwrap();
+    let config = zip::read::Config {
+        archive_offset: zip::read::ArchiveOffset::Known(0),
+    };
+    let mut zin = zip::ZipArchive::with_config(config, f).unwrap();
+    let mut zout = zip::ZipWriter::new(std::fs::File::create(dst).unwrap());
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for i in 0..zin.len() {
+        let mut e = zin.by_index(i).unwrap();
+        let name = e.name().to_string();
+        let mut bytes = Vec::new();
+        e.read_to_end(&mut bytes).unwrap();
+        if let Some(b) = edit(&name, bytes) {
+            zout.start_file(name, opts).unwrap();
+            zout.write_all(&b).unwrap();
+        }
+    }
+    zout.finish().unwrap();
+}
+
+fn edit_json(bytes: Vec<u8>, f: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+    let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    f(&mut v);
+    serde_json::to_vec(&v).unwrap()
+}
+
+fn compile_err(input: &Path, out: &Path) -> String {
+    match tpuc_compiler::compile(input, out, &CompileOptions::default()) {
+        Ok(_) => panic!("compiling {} should fail", input.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bare_model_json_compiles_with_zero_filled_or_input_weights() {
+    let out = temp_dir("json");
+    let src = model_path("mlp", "exported");
+    let f = std::fs::File::open(&src).unwrap();
+    let config = zip::read::Config {
+        archive_offset: zip::read::ArchiveOffset::Known(0),
+    };
+    let mut z = zip::ZipArchive::with_config(config, f).unwrap();
+    let mut json = Vec::new();
+    z.by_name("exported/models/model.json").unwrap().read_to_end(&mut json).unwrap();
+    let json_path = out.join("model.json");
+    std::fs::write(&json_path, &json).unwrap();
+
+    tpuc_compiler::compile(&json_path, &out.join("zero.tpuc"), &CompileOptions::default()).unwrap();
+    let m = tpuc_runtime::session::read_manifest(&out.join("zero.tpuc")).unwrap();
+    assert!(m.arguments.iter().filter(|a| a.kind != ArgumentKind::UserInput).all(|a| a.zero_filled));
+
+    let opts = CompileOptions {
+        missing_weights: MissingWeights::AsInputs,
+        ..CompileOptions::default()
+    };
+    tpuc_compiler::compile(&json_path, &out.join("inputs.tpuc"), &opts).unwrap();
+    let m = tpuc_runtime::session::read_manifest(&out.join("inputs.tpuc")).unwrap();
+    assert!(m.arguments.iter().all(|a| a.kind == ArgumentKind::UserInput));
+    assert_eq!(m.arguments.len(), 7);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn bad_archives_give_typed_errors() {
+    let out = temp_dir("bad-archives");
+    let src = model_path("mlp", "exported");
+    let bytes = std::fs::read(&src).unwrap();
+
+    let truncated = out.join("truncated.pt2");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let e = compile_err(&truncated, &out.join("a.tpuc"));
+    assert!(e.contains("truncated.pt2") && e.contains("not a readable .pt2 archive"), "{e}");
+
+    let garbage = out.join("garbage.pt2");
+    std::fs::write(&garbage, b"PK\x03\x04 this is not a zip file at all").unwrap();
+    let e = compile_err(&garbage, &out.join("a.tpuc"));
+    assert!(e.contains("not a readable .pt2 archive"), "{e}");
+
+    let bad_json = out.join("bad.json");
+    std::fs::write(&bad_json, b"{\"schema_version\": {\"major\": 8,").unwrap();
+    let e = compile_err(&bad_json, &out.join("a.tpuc"));
+    assert!(e.starts_with("invalid JSON in") && e.contains("bad.json"), "{e}");
+
+    let inner_json = out.join("inner-json.pt2");
+    rewrite_archive(&src, &inner_json, |n, b| Some(if n.ends_with("models/model.json") { b[..b.len() / 3].to_vec() } else { b }));
+    let e = compile_err(&inner_json, &out.join("a.tpuc"));
+    assert!(e.contains("invalid JSON in") && e.contains("models/model.json"), "{e}");
+
+    let schema = out.join("schema.pt2");
+    rewrite_archive(&src, &schema, |n, b| {
+        Some(if n.ends_with("models/model.json") {
+            edit_json(b, |v| v["schema_version"]["major"] = 99.into())
+        } else {
+            b
+        })
+    });
+    let e = compile_err(&schema, &out.join("a.tpuc"));
+    assert!(e.contains("schema 99.") && e.contains("reads schema 8.x"), "{e}");
+
+    let missing = out.join("missing-weight.pt2");
+    rewrite_archive(&src, &missing, |n, b| if n.ends_with("data/weights/weight_0") { None } else { Some(b) });
+    let e = compile_err(&missing, &out.join("a.tpuc"));
+    assert!(e.contains("is missing") && e.contains("data/weights/weight_0"), "{e}");
+
+    let short = out.join("short-weight.pt2");
+    rewrite_archive(&src, &short, |n, b| Some(if n.ends_with("data/weights/weight_0") { b[..8].to_vec() } else { b }));
+    let e = compile_err(&short, &out.join("a.tpuc"));
+    assert!(e.contains("metadata needs") && e.contains("holds 8"), "{e}");
+
+    let dtype = out.join("dtype.pt2");
+    rewrite_archive(&src, &dtype, |n, b| {
+        Some(if n.ends_with("models/model.json") {
+            edit_json(b, |v| v["graph_module"]["graph"]["tensor_values"]["relu"]["dtype"] = 10.into())
+        } else {
+            b
+        })
+    });
+    let e = compile_err(&dtype, &out.join("a.tpuc"));
+    assert!(e.contains("tensor `relu`") && e.contains("complex64"), "{e}");
+    assert!(!out.join("a.tpuc").exists(), "a failed compile must not leave an artifact");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn unknown_ops_are_all_listed_with_counts_and_first_node() {
+    let out = temp_dir("unknown-ops");
+    let src = model_path("mlp", "core");
+    let edited = out.join("unknown.pt2");
+    rewrite_archive(&src, &edited, |n, b| {
+        Some(if n.ends_with("models/model.json") {
+            edit_json(b, |v| {
+                for node in v["graph_module"]["graph"]["nodes"].as_array_mut().unwrap() {
+                    let t = node["target"].as_str().unwrap().to_string();
+                    if t == "torch.ops.aten.permute.default" {
+                        node["target"] = "torch.ops.aten.fancy_permute.default".into();
+                    } else if t == "torch.ops.aten.gelu.default" {
+                        node["target"] = "torch.ops.mylib.custom_gelu.default".into();
+                    }
+                }
+            })
+        } else {
+            b
+        })
+    });
+    let artifact = out.join("never.tpuc");
+    let err = tpuc_compiler::compile(&edited, &artifact, &CompileOptions::default()).unwrap_err();
+    let CompileError::UnsupportedOps(ops) = &err else {
+        panic!("expected UnsupportedOps, got {err}");
+    };
+    assert_eq!(ops.len(), 2, "{err}");
+    let text = err.to_string();
+    assert!(text.contains("aten.fancy_permute.default x3 (first at node `permute`)"), "{text}");
+    assert!(text.contains("mylib.custom_gelu.default x1 (first at node `gelu`)"), "{text}");
+    assert!(!artifact.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.contains("tpuc-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn output_never_overwrites_inputs_or_foreign_files() {
+    let out = temp_dir("outputs");
+    let model = out.join("model.pt2");
+    std::fs::copy(model_path("mlp", "exported"), &model).unwrap();
+    let e = compile_err(&model, &model);
+    assert!(e.contains("refusing to write") && e.contains("input model"), "{e}");
+    assert_eq!(std::fs::read(&model).unwrap(), std::fs::read(model_path("mlp", "exported")).unwrap());
+
+    let foreign = out.join("notes");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("todo.txt"), b"keep me").unwrap();
+    let e = compile_err(&model, &foreign);
+    assert!(e.contains("not a tpuc artifact"), "{e}");
+    assert_eq!(std::fs::read(foreign.join("todo.txt")).unwrap(), b"keep me");
+
+    let file = out.join("file.txt");
+    std::fs::write(&file, b"x").unwrap();
+    let e = compile_err(&model, &file);
+    assert!(e.contains("not a tpuc artifact"), "{e}");
+
+    // A previous artifact is replaced.
+    let artifact = out.join("m.tpuc");
+    tpuc_compiler::compile(&model, &artifact, &CompileOptions::default()).unwrap();
+    tpuc_compiler::compile(&model, &artifact, &CompileOptions::default()).unwrap();
+    assert!(artifact.join("manifest.json").is_file());
+    let _ = std::fs::remove_dir_all(&out);
+}
