@@ -67,9 +67,7 @@ enum Command {
     },
     /// Summarise an exported program: ops with counts, parameters, inputs, outputs and
     /// the ops tpuc cannot lower yet.
-    Inspect {
-        model: PathBuf,
-    },
+    Inspect { model: PathBuf },
     /// Run an artifact on a PJRT plugin, reading and writing .npy files.
     Run {
         artifact: PathBuf,
@@ -121,7 +119,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     write_text_output(&model, &output, &text)?;
                 }
                 "aten" => {
-                    let text = tpuc_compiler::compile_to_aten_mlir(&model).map_err(|e| e.to_string())?;
+                    let text =
+                        tpuc_compiler::compile_to_aten_mlir(&model).map_err(|e| e.to_string())?;
                     write_text_output(&model, &output, &text)?;
                 }
                 "artifact" => {
@@ -133,7 +132,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                             MissingWeights::ZeroFill
                         },
                     };
-                    let report = tpuc_compiler::compile(&model, &output, &options).map_err(|e| e.to_string())?;
+                    let report = tpuc_compiler::compile(&model, &output, &options)
+                        .map_err(|e| e.to_string())?;
                     eprintln!(
                         "compiled {} ({} nodes, {} weights, {} bytes) -> {}",
                         model.display(),
@@ -150,7 +150,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         );
                     }
                 }
-                other => return Err(format!("unknown --emit `{other}` (expected artifact, mlir or aten)")),
+                other => {
+                    return Err(format!(
+                        "unknown --emit `{other}` (expected artifact, mlir or aten)"
+                    ))
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -168,13 +172,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let text = if file.as_os_str() == "-" {
                 let mut s = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                    .map_err(|e| e.to_string())?;
                 s
             } else {
-                std::fs::read_to_string(&file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?
+                std::fs::read_to_string(&file)
+                    .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?
             };
-            let out = tpuc_compiler::run_opt(&text, &file.display().to_string(), &pass_pipeline, debug_locations)
-                .map_err(|e| e.to_string())?;
+            let out = tpuc_compiler::run_opt(
+                &text,
+                &file.display().to_string(),
+                &pass_pipeline,
+                debug_locations,
+            )
+            .map_err(|e| e.to_string())?;
             print!("{out}");
             Ok(ExitCode::SUCCESS)
         }
@@ -187,7 +198,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             plugin,
             rtol,
             atol,
-        } => run_artifact(&artifact, &inputs, &expect, output_dir.as_deref(), plugin.as_deref(), rtol, atol),
+        } => run_artifact(
+            &artifact,
+            &inputs,
+            &expect,
+            output_dir.as_deref(),
+            plugin.as_deref(),
+            rtol,
+            atol,
+        ),
     }
 }
 
@@ -199,7 +218,10 @@ fn write_text_output(model: &Path, output: &Path, text: &str) -> Result<(), Stri
     }
     if let (Ok(a), Ok(b)) = (model.canonicalize(), output.canonicalize()) {
         if a == b {
-            return Err(format!("refusing to write `{}`: it is the input model", output.display()));
+            return Err(format!(
+                "refusing to write `{}`: it is the input model",
+                output.display()
+            ));
         }
     }
     let tmp = output.with_extension("mlir.tpuc-tmp");
@@ -215,7 +237,14 @@ fn inspect(model: &Path) -> Result<ExitCode, String> {
     let g = &m.graph;
     println!("model: {}", model.display());
     println!("schema: {}.{}", g.schema_version.0, g.schema_version.1);
-    println!("weights: {}", if m.has_weights() { "in the archive" } else { "none (bare model.json)" });
+    println!(
+        "weights: {}",
+        if m.has_weights() {
+            "in the archive"
+        } else {
+            "none (bare model.json)"
+        }
+    );
     let mut params = 0u64;
     println!("inputs:");
     for spec in &g.inputs {
@@ -230,7 +259,10 @@ fn inspect(model: &Path) -> Result<ExitCode, String> {
             meta.dtype.name(),
             meta.shape,
             spec.kind,
-            spec.target.as_ref().map(|t| format!(" ({t})")).unwrap_or_default()
+            spec.target
+                .as_ref()
+                .map(|t| format!(" ({t})"))
+                .unwrap_or_default()
         );
     }
     println!("outputs:");
@@ -272,14 +304,19 @@ fn run_artifact(
         .collect::<Result<Vec<_>, _>>()?;
     let outputs = session.run(&tensors).map_err(|e| e.to_string())?;
     if let Some(dir) = output_dir {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         for (i, t) in outputs.iter().enumerate() {
             let p = dir.join(format!("output_{i}.npy"));
             tpuc_runtime::npy::write_npy(&p, t).map_err(|e| e.to_string())?;
         }
     }
     if !expect.is_empty() && expect.len() != outputs.len() {
-        return Err(format!("{} --expect files for {} outputs", expect.len(), outputs.len()));
+        return Err(format!(
+            "{} --expect files for {} outputs",
+            expect.len(),
+            outputs.len()
+        ));
     }
     let mut ok = true;
     for (i, out) in outputs.iter().enumerate() {
@@ -305,5 +342,9 @@ fn run_artifact(
             None => println!("output {i} ({}): {} {:?}", spec.name, out.dtype, out.shape),
         }
     }
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -12,7 +12,9 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use tpuc_runtime::manifest::{Argument, ArgumentKind, FileRef, Manifest, TensorSpec, FORMAT_VERSION};
+use tpuc_runtime::manifest::{
+    Argument, ArgumentKind, FileRef, Manifest, TensorSpec, FORMAT_VERSION,
+};
 use tpuc_runtime::DType;
 
 use crate::frontend::{ExportedModel, InputKind};
@@ -47,9 +49,13 @@ pub fn check_output_path(input: &Path, output: &Path) -> Result<(), CompileError
             return refuse("it exists and is not a tpuc artifact directory");
         }
         let is_artifact = output.join(MANIFEST_FILE).is_file();
-        let empty = std::fs::read_dir(output).map(|mut d| d.next().is_none()).unwrap_or(false);
+        let empty = std::fs::read_dir(output)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(false);
         if !is_artifact && !empty {
-            return refuse("it is a non-empty directory that is not a tpuc artifact (no manifest.json)");
+            return refuse(
+                "it is a non-empty directory that is not a tpuc artifact (no manifest.json)",
+            );
         }
     }
     Ok(())
@@ -118,7 +124,11 @@ struct WeightEntry {
 
 /// Writes the safetensors file, streaming each weight; returns its SHA-256 and the
 /// number of zero-filled weights.
-fn write_safetensors(model: &ExportedModel, entries: &[WeightEntry], path: &Path) -> Result<(String, usize), CompileError> {
+fn write_safetensors(
+    model: &ExportedModel,
+    entries: &[WeightEntry],
+    path: &Path,
+) -> Result<(String, usize), CompileError> {
     let mut sorted: Vec<&WeightEntry> = entries.iter().collect();
     sorted.sort_by(|a, b| a.key.cmp(&b.key));
     let mut header = serde_json::Map::new();
@@ -149,7 +159,8 @@ fn write_safetensors(model: &ExportedModel, entries: &[WeightEntry], path: &Path
         written: 0,
     };
     let err = io_err(path);
-    w.write_all(&(text.len() as u64).to_le_bytes()).map_err(&err)?;
+    w.write_all(&(text.len() as u64).to_le_bytes())
+        .map_err(&err)?;
     w.write_all(text.as_bytes()).map_err(&err)?;
     let mut zero_filled = 0;
     for e in &sorted {
@@ -181,7 +192,12 @@ fn write_safetensors(model: &ExportedModel, entries: &[WeightEntry], path: &Path
 }
 
 /// Writes the artifact for `model` with the StableHLO `program` to `output`.
-pub fn write(model: &ExportedModel, program: &str, output: &Path, options: &CompileOptions) -> Result<CompileReport, CompileError> {
+pub fn write(
+    model: &ExportedModel,
+    program: &str,
+    output: &Path,
+    options: &CompileOptions,
+) -> Result<CompileReport, CompileError> {
     check_output_path(&model.source, output)?;
     let graph = &model.graph;
     let as_inputs = !model.has_weights() && options.missing_weights == MissingWeights::AsInputs;
@@ -209,7 +225,11 @@ pub fn write(model: &ExportedModel, program: &str, output: &Path, options: &Comp
         }
         arguments.push(Argument {
             name: spec.name.clone(),
-            kind: if is_weight { kind } else { ArgumentKind::UserInput },
+            kind: if is_weight {
+                kind
+            } else {
+                ArgumentKind::UserInput
+            },
             dtype: meta.dtype,
             shape: meta.shape.clone(),
             weight: is_weight.then_some(key),
@@ -244,7 +264,8 @@ pub fn write(model: &ExportedModel, program: &str, output: &Path, options: &Comp
     let result = (|| {
         let program_path = tmp.join(PROGRAM_FILE);
         std::fs::write(&program_path, program).map_err(io_err(&program_path))?;
-        let (weights_sha, zero_filled) = write_safetensors(model, &weights, &tmp.join(WEIGHTS_FILE))?;
+        let (weights_sha, zero_filled) =
+            write_safetensors(model, &weights, &tmp.join(WEIGHTS_FILE))?;
         let manifest = Manifest {
             format_version: FORMAT_VERSION,
             tpuc_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -269,7 +290,9 @@ pub fn write(model: &ExportedModel, program: &str, output: &Path, options: &Comp
             arguments,
             outputs,
         };
-        let text = serde_json::to_string_pretty(&manifest).map_err(|e| CompileError::Internal(e.to_string()))? + "\n";
+        let text = serde_json::to_string_pretty(&manifest)
+            .map_err(|e| CompileError::Internal(e.to_string()))?
+            + "\n";
         let mpath = tmp.join(MANIFEST_FILE);
         std::fs::write(&mpath, text).map_err(io_err(&mpath))?;
         Ok(CompileReport {

@@ -22,7 +22,11 @@ fn tensor_type(meta: &TensorMeta) -> TensorType {
 
 /// A location naming the node, with its source line when the export kept one:
 /// `loc("linear_1"("model.py":12:0))`.
-pub fn node_location<'c>(ctx: &'c Context, name: &str, source: Option<&(String, u32)>) -> Location<'c> {
+pub fn node_location<'c>(
+    ctx: &'c Context,
+    name: &str,
+    source: Option<&(String, u32)>,
+) -> Location<'c> {
     let child = match source {
         Some((file, line)) => Location::new(ctx, file, *line as usize, 0),
         None => Location::unknown(ctx),
@@ -60,14 +64,22 @@ fn attribute_text(arg: &Arg) -> Result<Option<String>, String> {
         Arg::Int(i) => format!("{i} : i64"),
         Arg::Ints(v) => list(v.iter().map(|i| i.to_string()).collect(), "i64"),
         Arg::Float(f) => format!("{} : f64", scalar_literal(DType::F64, *f)),
-        Arg::Floats(v) => list(v.iter().map(|f| scalar_literal(DType::F64, *f)).collect(), "f64"),
+        Arg::Floats(v) => list(
+            v.iter().map(|f| scalar_literal(DType::F64, *f)).collect(),
+            "f64",
+        ),
         Arg::Bool(b) => b.to_string(),
         Arg::Bools(v) => list(v.iter().map(|b| b.to_string()).collect(), "i1"),
         Arg::String(s) => quote(s),
-        Arg::Strings(v) => format!("[{}]", v.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ")),
+        Arg::Strings(v) => format!(
+            "[{}]",
+            v.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ")
+        ),
         Arg::ScalarType(Ok(d)) => quote(d.name()),
         Arg::ScalarType(Err(d)) => return Err(format!("dtype {d} is not supported by tpuc")),
-        Arg::Unsupported(kind) => return Err(format!("argument kind `{kind}` is not supported by tpuc")),
+        Arg::Unsupported(kind) => {
+            return Err(format!("argument kind `{kind}` is not supported by tpuc"))
+        }
     }))
 }
 
@@ -79,12 +91,26 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
         .iter()
         .map(|spec| {
             let meta = &graph.tensors[&spec.name];
-            (tensor_type(meta), Location::name(ctx, &spec.name, Location::unknown(ctx)))
+            (
+                tensor_type(meta),
+                Location::name(ctx, &spec.name, Location::unknown(ctx)),
+            )
         })
         .collect();
-    let results: Vec<TensorType> = graph.outputs.iter().map(|n| tensor_type(&graph.tensors[n])).collect();
-    let func = append_function(ctx, &module, "main", &args, &results, Location::unknown(ctx))
-        .map_err(|e| CompileError::Internal(e.to_string()))?;
+    let results: Vec<TensorType> = graph
+        .outputs
+        .iter()
+        .map(|n| tensor_type(&graph.tensors[n]))
+        .collect();
+    let func = append_function(
+        ctx,
+        &module,
+        "main",
+        &args,
+        &results,
+        Location::unknown(ctx),
+    )
+    .map_err(|e| CompileError::Internal(e.to_string()))?;
 
     let mut values: HashMap<String, TValue> = HashMap::new();
     for (spec, v) in graph.inputs.iter().zip(func.arguments) {
@@ -129,7 +155,9 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
                     attrs.push((format!("{arg_name}_length"), format!("{} : i64", ts.len())));
                 }
                 other => {
-                    if let Some(text) = attribute_text(other).map_err(|m| node_err(format!("argument `{arg_name}`: {m}")))? {
+                    if let Some(text) = attribute_text(other)
+                        .map_err(|m| node_err(format!("argument `{arg_name}`: {m}")))?
+                    {
                         attrs.push((arg_name.clone(), text));
                     }
                 }
@@ -137,7 +165,14 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
         }
         attrs.push((
             aten::OPERAND_NAMES.to_string(),
-            format!("[{}]", operand_names.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ")),
+            format!(
+                "[{}]",
+                operand_names
+                    .iter()
+                    .map(|s| quote(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ));
         let out_names = node.output_names();
         let mut out_types = Vec::new();
@@ -149,14 +184,17 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
             out_types.push(tensor_type(meta));
         }
         let refs: Vec<&TValue> = operands.iter().collect();
-        let attr_refs: Vec<(&str, String)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let attr_refs: Vec<(&str, String)> =
+            attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         let e = func.emitter.at(loc);
-        let results = e
-            .op(&node.target, &refs, &attr_refs, &out_types)
-            .map_err(|err| match err {
-                DialectError::BadAttribute(a) => node_err(format!("cannot encode attribute `{a}`")),
-                other => node_err(other.to_string()),
-            })?;
+        let results =
+            e.op(&node.target, &refs, &attr_refs, &out_types)
+                .map_err(|err| match err {
+                    DialectError::BadAttribute(a) => {
+                        node_err(format!("cannot encode attribute `{a}`"))
+                    }
+                    other => node_err(other.to_string()),
+                })?;
         for (name, v) in out_names.iter().zip(results) {
             values.insert(name.to_string(), v);
         }
@@ -165,10 +203,9 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
         .outputs
         .iter()
         .map(|n| {
-            values
-                .get(n)
-                .cloned()
-                .ok_or_else(|| CompileError::Internal(format!("output `{n}` is not defined by any node")))
+            values.get(n).cloned().ok_or_else(|| {
+                CompileError::Internal(format!("output `{n}` is not defined by any node"))
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let refs: Vec<&TValue> = outs.iter().collect();

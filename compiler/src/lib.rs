@@ -78,7 +78,10 @@ fn format_unsupported(ops: &[UnsupportedOp]) -> String {
         total
     );
     for o in ops {
-        s.push_str(&format!("\n  {} x{} (first at node `{}`)", o.target, o.count, o.first_node));
+        s.push_str(&format!(
+            "\n  {} x{} (first at node `{}`)",
+            o.target, o.count, o.first_node
+        ));
     }
     s.push_str("\nhint: `tpuc inspect MODEL` lists every op; a decomposition (ep.run_decompositions()) may avoid them");
     s
@@ -170,7 +173,11 @@ pub fn lower_to_stablehlo<'c>(
 }
 
 /// Compiles the exported program at `input` into an artifact directory at `output`.
-pub fn compile(input: &Path, output: &Path, options: &CompileOptions) -> Result<CompileReport, CompileError> {
+pub fn compile(
+    input: &Path,
+    output: &Path,
+    options: &CompileOptions,
+) -> Result<CompileReport, CompileError> {
     artifact::check_output_path(input, output)?;
     let model = frontend::load(input)?;
     let ctx = new_context();
@@ -197,10 +204,17 @@ pub fn compile_to_aten_mlir(input: &Path) -> Result<String, CompileError> {
 }
 
 /// Parses MLIR text, runs `pipeline` on it, and prints the result (`tpuc opt`).
-pub fn run_opt(text: &str, file: &str, pipeline: &str, with_locations: bool) -> Result<String, CompileError> {
+pub fn run_opt(
+    text: &str,
+    file: &str,
+    pipeline: &str,
+    with_locations: bool,
+) -> Result<String, CompileError> {
     let passes = passes::parse_pipeline(pipeline)?;
     let ctx = new_context();
-    let module = Module::parse(&ctx, text).ok_or_else(|| CompileError::MlirParse { file: file.to_string() })?;
+    let module = Module::parse(&ctx, text).ok_or_else(|| CompileError::MlirParse {
+        file: file.to_string(),
+    })?;
     let module = passes::run_pipeline(&ctx, module, &passes)?;
     if with_locations {
         print_module_with_locations(&module)

@@ -14,7 +14,10 @@ use tpuc_runtime::manifest::ArgumentKind;
 use tpuc_runtime::{Client, ClientOptions, Plugin, Session};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn models() -> Vec<String> {
@@ -34,7 +37,9 @@ fn model_path(name: &str, form: &str) -> PathBuf {
 
 /// A fresh temporary directory under target/ (removed by the caller or left for inspection).
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = repo().join("target/test-tmp").join(format!("{tag}-{}", std::process::id()));
+    let d = repo()
+        .join("target/test-tmp")
+        .join(format!("{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -46,7 +51,9 @@ fn client() -> &'static Client {
         let path = tpuc_runtime::discover::find_plugin(None)
             .expect("no PJRT CPU plugin: run `make setup` or set TPUC_PJRT_PLUGIN");
         let plugin: Arc<Plugin> = Plugin::load(&path).expect("plugin loads");
-        plugin.create_client(&ClientOptions::cpu(1)).expect("client")
+        plugin
+            .create_client(&ClientOptions::cpu(1))
+            .expect("client")
     })
 }
 
@@ -58,7 +65,11 @@ fn sorted_npy(dir: &Path) -> Vec<PathBuf> {
         .collect();
     v.sort_by_key(|p| {
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();
-        stem.split('_').next().unwrap().parse::<usize>().unwrap_or(0)
+        stem.split('_')
+            .next()
+            .unwrap()
+            .parse::<usize>()
+            .unwrap_or(0)
     });
     v
 }
@@ -80,7 +91,11 @@ fn every_corpus_model_matches_pytorch_on_the_cpu_plugin() {
             .collect();
         for form in ["exported", "core"] {
             let artifact = out.join(format!("{name}-{form}.tpuc"));
-            if let Err(e) = tpuc_compiler::compile(&model_path(&name, form), &artifact, &CompileOptions::default()) {
+            if let Err(e) = tpuc_compiler::compile(
+                &model_path(&name, form),
+                &artifact,
+                &CompileOptions::default(),
+            ) {
                 failures.push(format!("{name}/{form}: compile failed: {e}"));
                 continue;
             }
@@ -135,7 +150,12 @@ fn stablehlo_snapshots_of_every_corpus_model() {
 fn compiling_twice_gives_byte_identical_artifacts() {
     let out = temp_dir("determinism");
     for run in ["a", "b"] {
-        tpuc_compiler::compile(&model_path("bert", "core"), &out.join(run), &CompileOptions::default()).unwrap();
+        tpuc_compiler::compile(
+            &model_path("bert", "core"),
+            &out.join(run),
+            &CompileOptions::default(),
+        )
+        .unwrap();
     }
     for file in ["manifest.json", "program.mlir", "weights.safetensors"] {
         let a = std::fs::read(out.join("a").join(file)).unwrap();
@@ -149,11 +169,20 @@ fn compiling_twice_gives_byte_identical_artifacts() {
 fn manifest_describes_the_signature() {
     let out = temp_dir("manifest");
     let artifact = out.join("cnn.tpuc");
-    tpuc_compiler::compile(&model_path("cnn", "exported"), &artifact, &CompileOptions::default()).unwrap();
+    tpuc_compiler::compile(
+        &model_path("cnn", "exported"),
+        &artifact,
+        &CompileOptions::default(),
+    )
+    .unwrap();
     let m = tpuc_runtime::session::read_manifest(&artifact).unwrap();
     assert_eq!(m.target, "tpu");
     assert_eq!(m.source.file, "exported.pt2");
-    let user: Vec<_> = m.arguments.iter().filter(|a| a.kind == ArgumentKind::UserInput).collect();
+    let user: Vec<_> = m
+        .arguments
+        .iter()
+        .filter(|a| a.kind == ArgumentKind::UserInput)
+        .collect();
     assert_eq!(user.len(), 1);
     assert_eq!(user[0].shape, vec![2, 3, 16, 16]);
     assert!(m
@@ -172,7 +201,8 @@ fn rewrite_archive(src: &Path, dst: &Path, edit: impl Fn(&str, Vec<u8>) -> Optio
     };
     let mut zin = zip::ZipArchive::with_config(config, f).unwrap();
     let mut zout = zip::ZipWriter::new(std::fs::File::create(dst).unwrap());
-    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     for i in 0..zin.len() {
         let mut e = zin.by_index(i).unwrap();
         let name = e.name().to_string();
@@ -209,13 +239,25 @@ fn bare_model_json_compiles_with_zero_filled_or_input_weights() {
     };
     let mut z = zip::ZipArchive::with_config(config, f).unwrap();
     let mut json = Vec::new();
-    z.by_name("exported/models/model.json").unwrap().read_to_end(&mut json).unwrap();
+    z.by_name("exported/models/model.json")
+        .unwrap()
+        .read_to_end(&mut json)
+        .unwrap();
     let json_path = out.join("model.json");
     std::fs::write(&json_path, &json).unwrap();
 
-    tpuc_compiler::compile(&json_path, &out.join("zero.tpuc"), &CompileOptions::default()).unwrap();
+    tpuc_compiler::compile(
+        &json_path,
+        &out.join("zero.tpuc"),
+        &CompileOptions::default(),
+    )
+    .unwrap();
     let m = tpuc_runtime::session::read_manifest(&out.join("zero.tpuc")).unwrap();
-    assert!(m.arguments.iter().filter(|a| a.kind != ArgumentKind::UserInput).all(|a| a.zero_filled));
+    assert!(m
+        .arguments
+        .iter()
+        .filter(|a| a.kind != ArgumentKind::UserInput)
+        .all(|a| a.zero_filled));
 
     let opts = CompileOptions {
         missing_weights: MissingWeights::AsInputs,
@@ -223,7 +265,10 @@ fn bare_model_json_compiles_with_zero_filled_or_input_weights() {
     };
     tpuc_compiler::compile(&json_path, &out.join("inputs.tpuc"), &opts).unwrap();
     let m = tpuc_runtime::session::read_manifest(&out.join("inputs.tpuc")).unwrap();
-    assert!(m.arguments.iter().all(|a| a.kind == ArgumentKind::UserInput));
+    assert!(m
+        .arguments
+        .iter()
+        .all(|a| a.kind == ArgumentKind::UserInput));
     assert_eq!(m.arguments.len(), 7);
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -237,7 +282,10 @@ fn bad_archives_give_typed_errors() {
     let truncated = out.join("truncated.pt2");
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
     let e = compile_err(&truncated, &out.join("a.tpuc"));
-    assert!(e.contains("truncated.pt2") && e.contains("not a readable .pt2 archive"), "{e}");
+    assert!(
+        e.contains("truncated.pt2") && e.contains("not a readable .pt2 archive"),
+        "{e}"
+    );
 
     let garbage = out.join("garbage.pt2");
     std::fs::write(&garbage, b"PK\x03\x04 this is not a zip file at all").unwrap();
@@ -247,12 +295,24 @@ fn bad_archives_give_typed_errors() {
     let bad_json = out.join("bad.json");
     std::fs::write(&bad_json, b"{\"schema_version\": {\"major\": 8,").unwrap();
     let e = compile_err(&bad_json, &out.join("a.tpuc"));
-    assert!(e.starts_with("invalid JSON in") && e.contains("bad.json"), "{e}");
+    assert!(
+        e.starts_with("invalid JSON in") && e.contains("bad.json"),
+        "{e}"
+    );
 
     let inner_json = out.join("inner-json.pt2");
-    rewrite_archive(&src, &inner_json, |n, b| Some(if n.ends_with("models/model.json") { b[..b.len() / 3].to_vec() } else { b }));
+    rewrite_archive(&src, &inner_json, |n, b| {
+        Some(if n.ends_with("models/model.json") {
+            b[..b.len() / 3].to_vec()
+        } else {
+            b
+        })
+    });
     let e = compile_err(&inner_json, &out.join("a.tpuc"));
-    assert!(e.contains("invalid JSON in") && e.contains("models/model.json"), "{e}");
+    assert!(
+        e.contains("invalid JSON in") && e.contains("models/model.json"),
+        "{e}"
+    );
 
     let schema = out.join("schema.pt2");
     rewrite_archive(&src, &schema, |n, b| {
@@ -263,29 +323,55 @@ fn bad_archives_give_typed_errors() {
         })
     });
     let e = compile_err(&schema, &out.join("a.tpuc"));
-    assert!(e.contains("schema 99.") && e.contains("reads schema 8.x"), "{e}");
+    assert!(
+        e.contains("schema 99.") && e.contains("reads schema 8.x"),
+        "{e}"
+    );
 
     let missing = out.join("missing-weight.pt2");
-    rewrite_archive(&src, &missing, |n, b| if n.ends_with("data/weights/weight_0") { None } else { Some(b) });
+    rewrite_archive(&src, &missing, |n, b| {
+        if n.ends_with("data/weights/weight_0") {
+            None
+        } else {
+            Some(b)
+        }
+    });
     let e = compile_err(&missing, &out.join("a.tpuc"));
-    assert!(e.contains("is missing") && e.contains("data/weights/weight_0"), "{e}");
+    assert!(
+        e.contains("is missing") && e.contains("data/weights/weight_0"),
+        "{e}"
+    );
 
     let short = out.join("short-weight.pt2");
-    rewrite_archive(&src, &short, |n, b| Some(if n.ends_with("data/weights/weight_0") { b[..8].to_vec() } else { b }));
+    rewrite_archive(&src, &short, |n, b| {
+        Some(if n.ends_with("data/weights/weight_0") {
+            b[..8].to_vec()
+        } else {
+            b
+        })
+    });
     let e = compile_err(&short, &out.join("a.tpuc"));
     assert!(e.contains("metadata needs") && e.contains("holds 8"), "{e}");
 
     let dtype = out.join("dtype.pt2");
     rewrite_archive(&src, &dtype, |n, b| {
         Some(if n.ends_with("models/model.json") {
-            edit_json(b, |v| v["graph_module"]["graph"]["tensor_values"]["relu"]["dtype"] = 10.into())
+            edit_json(b, |v| {
+                v["graph_module"]["graph"]["tensor_values"]["relu"]["dtype"] = 10.into()
+            })
         } else {
             b
         })
     });
     let e = compile_err(&dtype, &out.join("a.tpuc"));
-    assert!(e.contains("tensor `relu`") && e.contains("complex64"), "{e}");
-    assert!(!out.join("a.tpuc").exists(), "a failed compile must not leave an artifact");
+    assert!(
+        e.contains("tensor `relu`") && e.contains("complex64"),
+        "{e}"
+    );
+    assert!(
+        !out.join("a.tpuc").exists(),
+        "a failed compile must not leave an artifact"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -317,15 +403,24 @@ fn unknown_ops_are_all_listed_with_counts_and_first_node() {
     };
     assert_eq!(ops.len(), 2, "{err}");
     let text = err.to_string();
-    assert!(text.contains("aten.fancy_permute.default x3 (first at node `permute`)"), "{text}");
-    assert!(text.contains("mylib.custom_gelu.default x1 (first at node `gelu`)"), "{text}");
+    assert!(
+        text.contains("aten.fancy_permute.default x3 (first at node `permute`)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("mylib.custom_gelu.default x1 (first at node `gelu`)"),
+        "{text}"
+    );
     assert!(!artifact.exists());
     let leftovers: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .filter(|n| n.contains("tpuc-tmp"))
         .collect();
-    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "temporary files left behind: {leftovers:?}"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -335,8 +430,14 @@ fn output_never_overwrites_inputs_or_foreign_files() {
     let model = out.join("model.pt2");
     std::fs::copy(model_path("mlp", "exported"), &model).unwrap();
     let e = compile_err(&model, &model);
-    assert!(e.contains("refusing to write") && e.contains("input model"), "{e}");
-    assert_eq!(std::fs::read(&model).unwrap(), std::fs::read(model_path("mlp", "exported")).unwrap());
+    assert!(
+        e.contains("refusing to write") && e.contains("input model"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(&model).unwrap(),
+        std::fs::read(model_path("mlp", "exported")).unwrap()
+    );
 
     let foreign = out.join("notes");
     std::fs::create_dir_all(&foreign).unwrap();

@@ -149,7 +149,10 @@ pub struct GatherDims {
 
 /// Formats a list as `1, 2, 3`.
 fn join(v: &[i64]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `array<i64: 1, 2>` (an empty list prints as `array<i64>`).
@@ -163,7 +166,11 @@ pub fn i64_array(v: &[i64]) -> String {
 
 fn padding_attr(padding: &[(i64, i64)]) -> String {
     let rows: Vec<String> = padding.iter().map(|(l, h)| format!("[{l}, {h}]")).collect();
-    format!("dense<[{}]> : tensor<{}x2xi64>", rows.join(", "), padding.len())
+    format!(
+        "dense<[{}]> : tensor<{}x2xi64>",
+        rows.join(", "),
+        padding.len()
+    )
 }
 
 /// The MLIR literal for a scalar of `dtype` holding `value`, exact for the type.
@@ -285,7 +292,13 @@ impl<'c> Emitter<'c> {
             .collect()
     }
 
-    fn one(&self, name: &str, operands: &[&TValue], attrs: &[(&str, String)], result: TensorType) -> Result<TValue> {
+    fn one(
+        &self,
+        name: &str,
+        operands: &[&TValue],
+        attrs: &[(&str, String)],
+        result: TensorType,
+    ) -> Result<TValue> {
         let mut v = self.op(name, operands, attrs, &[result])?;
         v.pop().ok_or_else(|| DialectError::Build(name.to_string()))
     }
@@ -306,7 +319,10 @@ impl<'c> Emitter<'c> {
     /// A constant with explicit elements, given as MLIR literals in row-major order.
     pub fn constant_elements(&self, ty: &TensorType, literals: &[String]) -> Result<TValue> {
         if literals.len() as i64 != ty.num_elements() {
-            return Err(DialectError::invalid("stablehlo.constant", "element count does not match the type"));
+            return Err(DialectError::invalid(
+                "stablehlo.constant",
+                "element count does not match the type",
+            ));
         }
         let body = if ty.rank() == 0 {
             literals[0].clone()
@@ -331,9 +347,17 @@ impl<'c> Emitter<'c> {
 
     pub fn iota(&self, ty: &TensorType, dim: i64) -> Result<TValue> {
         if dim < 0 || dim as usize >= ty.rank() {
-            return Err(DialectError::invalid("stablehlo.iota", "iota dimension out of range"));
+            return Err(DialectError::invalid(
+                "stablehlo.iota",
+                "iota dimension out of range",
+            ));
         }
-        self.one("stablehlo.iota", &[], &[("iota_dimension", format!("{dim} : i64"))], ty.clone())
+        self.one(
+            "stablehlo.iota",
+            &[],
+            &[("iota_dimension", format!("{dim} : i64"))],
+            ty.clone(),
+        )
     }
 
     pub fn reshape(&self, x: &TValue, shape: &[i64]) -> Result<TValue> {
@@ -355,7 +379,12 @@ impl<'c> Emitter<'c> {
         if perm.iter().enumerate().all(|(i, &p)| i as i64 == p) {
             return Ok(x.clone());
         }
-        self.one("stablehlo.transpose", &[x], &[("permutation", i64_array(perm))], out)
+        self.one(
+            "stablehlo.transpose",
+            &[x],
+            &[("permutation", i64_array(perm))],
+            out,
+        )
     }
 
     /// `broadcast_in_dim`: operand dim `i` maps to result dim `dims[i]`.
@@ -397,7 +426,13 @@ impl<'c> Emitter<'c> {
         self.one("stablehlo.convert", &[x], &[], x.ty.with_dtype(dtype))
     }
 
-    pub fn slice(&self, x: &TValue, start: &[i64], limit: &[i64], strides: &[i64]) -> Result<TValue> {
+    pub fn slice(
+        &self,
+        x: &TValue,
+        start: &[i64],
+        limit: &[i64],
+        strides: &[i64],
+    ) -> Result<TValue> {
         let out = infer_slice(&x.ty, start, limit, strides)?;
         if out == x.ty {
             return Ok(x.clone());
@@ -420,12 +455,27 @@ impl<'c> Emitter<'c> {
         if xs.len() == 1 {
             return Ok(xs[0].clone());
         }
-        self.one("stablehlo.concatenate", xs, &[("dimension", format!("{dim} : i64"))], out)
+        self.one(
+            "stablehlo.concatenate",
+            xs,
+            &[("dimension", format!("{dim} : i64"))],
+            out,
+        )
     }
 
-    pub fn pad(&self, x: &TValue, value: &TValue, low: &[i64], high: &[i64], interior: &[i64]) -> Result<TValue> {
+    pub fn pad(
+        &self,
+        x: &TValue,
+        value: &TValue,
+        low: &[i64],
+        high: &[i64],
+        interior: &[i64],
+    ) -> Result<TValue> {
         if low.len() != x.rank() || high.len() != x.rank() || interior.len() != x.rank() {
-            return Err(DialectError::invalid("stablehlo.pad", "padding rank mismatch"));
+            return Err(DialectError::invalid(
+                "stablehlo.pad",
+                "padding rank mismatch",
+            ));
         }
         let shape: Vec<i64> = (0..x.rank())
             .map(|i| {
@@ -434,7 +484,10 @@ impl<'c> Emitter<'c> {
             })
             .collect();
         if shape.iter().any(|&d| d < 0) {
-            return Err(DialectError::invalid("stablehlo.pad", "negative result size"));
+            return Err(DialectError::invalid(
+                "stablehlo.pad",
+                "negative result size",
+            ));
         }
         self.one(
             "stablehlo.pad",
@@ -458,7 +511,10 @@ impl<'c> Emitter<'c> {
     /// A binary op on two operands of the same type.
     pub fn binary(&self, name: &str, a: &TValue, b: &TValue) -> Result<TValue> {
         if a.ty != b.ty {
-            return Err(DialectError::invalid(name, format!("operand types differ: {} vs {}", a.ty, b.ty)));
+            return Err(DialectError::invalid(
+                name,
+                format!("operand types differ: {} vs {}", a.ty, b.ty),
+            ));
         }
         self.one(name, &[a, b], &[], a.ty.clone())
     }
@@ -498,28 +554,48 @@ impl<'c> Emitter<'c> {
             "stablehlo.compare",
             &[a, b],
             &[
-                ("comparison_direction", format!("#stablehlo<comparison_direction {}>", dir.keyword())),
-                ("compare_type", format!("#stablehlo<comparison_type {kind}>")),
+                (
+                    "comparison_direction",
+                    format!("#stablehlo<comparison_direction {}>", dir.keyword()),
+                ),
+                (
+                    "compare_type",
+                    format!("#stablehlo<comparison_type {kind}>"),
+                ),
             ],
             a.ty.with_dtype(DType::Bool),
         )
     }
 
     pub fn select(&self, pred: &TValue, on_true: &TValue, on_false: &TValue) -> Result<TValue> {
-        if pred.dtype() != DType::Bool || on_true.ty != on_false.ty || pred.shape() != on_true.shape() {
+        if pred.dtype() != DType::Bool
+            || on_true.ty != on_false.ty
+            || pred.shape() != on_true.shape()
+        {
             return Err(DialectError::invalid(
                 "stablehlo.select",
-                format!("bad operand types {}, {}, {}", pred.ty, on_true.ty, on_false.ty),
+                format!(
+                    "bad operand types {}, {}, {}",
+                    pred.ty, on_true.ty, on_false.ty
+                ),
             ));
         }
-        self.one("stablehlo.select", &[pred, on_true, on_false], &[], on_true.ty.clone())
+        self.one(
+            "stablehlo.select",
+            &[pred, on_true, on_false],
+            &[],
+            on_true.ty.clone(),
+        )
     }
 
     /// `clamp(min, x, max)`; `min`/`max` are rank 0 or the same shape as `x`.
     pub fn clamp(&self, min: &TValue, x: &TValue, max: &TValue) -> Result<TValue> {
         for bound in [min, max] {
             if bound.dtype() != x.dtype() || (bound.rank() != 0 && bound.shape() != x.shape()) {
-                return Err(DialectError::invalid("stablehlo.clamp", "bound type does not match operand"));
+                return Err(DialectError::invalid(
+                    "stablehlo.clamp",
+                    "bound type does not match operand",
+                ));
             }
         }
         self.one("stablehlo.clamp", &[min, x, max], &[], x.ty.clone())
@@ -593,16 +669,29 @@ impl<'c> Emitter<'c> {
             &[out],
             vec![region],
         )?;
-        v.pop().ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))
+        v.pop()
+            .ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))
     }
 
     /// Reduces `(values, indices)` pairs over one dimension, keeping the extreme value
     /// and the smallest index among ties (PyTorch's argmax/argmin/max.dim rule).
-    pub fn reduce_with_index(&self, x: &TValue, dim: i64, take_max: bool) -> Result<(TValue, TValue)> {
+    pub fn reduce_with_index(
+        &self,
+        x: &TValue,
+        dim: i64,
+        take_max: bool,
+    ) -> Result<(TValue, TValue)> {
         let out = infer_reduce(&x.ty, &[dim])?;
         let idx_ty = x.ty.with_dtype(DType::I64);
         let indices = self.iota(&idx_ty, dim)?;
-        let init_v = self.scalar(x.dtype(), if take_max { f64::NEG_INFINITY } else { f64::INFINITY })?;
+        let init_v = self.scalar(
+            x.dtype(),
+            if take_max {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            },
+        )?;
         let init_v = if x.dtype().is_float() {
             init_v
         } else {
@@ -613,10 +702,20 @@ impl<'c> Emitter<'c> {
         let sv = TensorType::scalar(x.dtype());
         let si = TensorType::scalar(DType::I64);
         let (tv, ti) = (sv.to_mlir(self.ctx)?, si.to_mlir(self.ctx)?);
-        let block = Block::new(&[(tv, self.loc), (ti, self.loc), (tv, self.loc), (ti, self.loc)]);
+        let block = Block::new(&[
+            (tv, self.loc),
+            (ti, self.loc),
+            (tv, self.loc),
+            (ti, self.loc),
+        ]);
         {
             let e = Emitter::new(self.ctx, &block, self.loc);
-            let (av, ai, bv, bi) = (block_arg(&block, 0)?, block_arg(&block, 1)?, block_arg(&block, 2)?, block_arg(&block, 3)?);
+            let (av, ai, bv, bi) = (
+                block_arg(&block, 0)?,
+                block_arg(&block, 1)?,
+                block_arg(&block, 2)?,
+                block_arg(&block, 3)?,
+            );
             let dir = if take_max { Cmp::Gt } else { Cmp::Lt };
             let a_wins = e.compare(dir, &av, &bv)?;
             let tie = e.compare(Cmp::Eq, &av, &bv)?;
@@ -626,7 +725,11 @@ impl<'c> Emitter<'c> {
             let b_nan = e.compare(Cmp::Ne, &bv, &bv)?;
             let not_b_nan = e.unary("stablehlo.not", &b_nan)?;
             let a_pick = e.binary("stablehlo.and", &a_pick, &not_b_nan)?;
-            let a_pick = e.binary("stablehlo.or", &a_pick, &e.binary("stablehlo.and", &a_nan, &b_nan)?)?;
+            let a_pick = e.binary(
+                "stablehlo.or",
+                &a_pick,
+                &e.binary("stablehlo.and", &a_nan, &b_nan)?,
+            )?;
             let v = e.select(&a_pick, &av, &bv)?;
             let min_i = e.min(&ai, &bi)?;
             let i_pick = e.select(&a_pick, &ai, &bi)?;
@@ -642,12 +745,22 @@ impl<'c> Emitter<'c> {
             &[out.clone(), out.with_dtype(DType::I64)],
             vec![region],
         )?;
-        let i = v.pop().ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))?;
-        let val = v.pop().ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))?;
+        let i = v
+            .pop()
+            .ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))?;
+        let val = v
+            .pop()
+            .ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))?;
         Ok((val, i))
     }
 
-    pub fn reduce_window(&self, x: &TValue, init: f64, p: &WindowParams, kind: ReduceKind) -> Result<TValue> {
+    pub fn reduce_window(
+        &self,
+        x: &TValue,
+        init: f64,
+        p: &WindowParams,
+        kind: ReduceKind,
+    ) -> Result<TValue> {
         let out = infer_reduce_window(&x.ty, p)?;
         let init = self.scalar(x.dtype(), init)?;
         let region = self.reducer_region(kind, x.dtype())?;
@@ -665,7 +778,8 @@ impl<'c> Emitter<'c> {
             &[out],
             vec![region],
         )?;
-        v.pop().ok_or_else(|| DialectError::Build("stablehlo.reduce_window".into()))
+        v.pop()
+            .ok_or_else(|| DialectError::Build("stablehlo.reduce_window".into()))
     }
 
     // ---- indexing ------------------------------------------------------------------
@@ -678,7 +792,10 @@ impl<'c> Emitter<'c> {
             fields.push(format!("offset_dims = {}", list(&d.offset_dims)));
         }
         if !d.collapsed_slice_dims.is_empty() {
-            fields.push(format!("collapsed_slice_dims = {}", list(&d.collapsed_slice_dims)));
+            fields.push(format!(
+                "collapsed_slice_dims = {}",
+                list(&d.collapsed_slice_dims)
+            ));
         }
         fields.push(format!("start_index_map = {}", list(&d.start_index_map)));
         fields.push(format!("index_vector_dim = {}", d.index_vector_dim));
@@ -686,7 +803,10 @@ impl<'c> Emitter<'c> {
             "stablehlo.gather",
             &[operand, indices],
             &[
-                ("dimension_numbers", format!("#stablehlo.gather<{}>", fields.join(", "))),
+                (
+                    "dimension_numbers",
+                    format!("#stablehlo.gather<{}>", fields.join(", ")),
+                ),
                 ("slice_sizes", i64_array(&d.slice_sizes)),
                 ("indices_are_sorted", "false".to_string()),
             ],
@@ -742,7 +862,10 @@ fn check_dims(op: &str, dims: &[i64], rank: usize) -> Result<()> {
     let mut seen = vec![false; rank];
     for &d in dims {
         if d < 0 || d as usize >= rank || seen[d as usize] {
-            return Err(DialectError::invalid(op, format!("bad dimension list {dims:?} for rank {rank}")));
+            return Err(DialectError::invalid(
+                op,
+                format!("bad dimension list {dims:?} for rank {rank}"),
+            ));
         }
         seen[d as usize] = true;
     }
@@ -751,40 +874,67 @@ fn check_dims(op: &str, dims: &[i64], rank: usize) -> Result<()> {
 
 pub fn infer_transpose(x: &TensorType, perm: &[i64]) -> Result<TensorType> {
     if perm.len() != x.rank() {
-        return Err(DialectError::invalid("stablehlo.transpose", "permutation length differs from rank"));
+        return Err(DialectError::invalid(
+            "stablehlo.transpose",
+            "permutation length differs from rank",
+        ));
     }
     check_dims("stablehlo.transpose", perm, x.rank())?;
-    Ok(x.with_shape(perm.iter().map(|&p| x.shape[p as usize]).collect::<Vec<_>>()))
+    Ok(x.with_shape(
+        perm.iter()
+            .map(|&p| x.shape[p as usize])
+            .collect::<Vec<_>>(),
+    ))
 }
 
 pub fn check_broadcast_in_dim(x: &TensorType, out: &TensorType, dims: &[i64]) -> Result<()> {
     let op = "stablehlo.broadcast_in_dim";
     if dims.len() != x.rank() || x.dtype != out.dtype {
-        return Err(DialectError::invalid(op, format!("cannot broadcast {x} to {out} with {dims:?}")));
+        return Err(DialectError::invalid(
+            op,
+            format!("cannot broadcast {x} to {out} with {dims:?}"),
+        ));
     }
     for (i, &d) in dims.iter().enumerate() {
         if d < 0 || d as usize >= out.rank() {
-            return Err(DialectError::invalid(op, format!("dimension {d} out of range for {out}")));
+            return Err(DialectError::invalid(
+                op,
+                format!("dimension {d} out of range for {out}"),
+            ));
         }
         let (src, dst) = (x.shape[i], out.shape[d as usize]);
         if src != 1 && src != dst {
-            return Err(DialectError::invalid(op, format!("cannot broadcast {x} to {out} with {dims:?}")));
+            return Err(DialectError::invalid(
+                op,
+                format!("cannot broadcast {x} to {out} with {dims:?}"),
+            ));
         }
     }
     Ok(())
 }
 
-pub fn infer_slice(x: &TensorType, start: &[i64], limit: &[i64], strides: &[i64]) -> Result<TensorType> {
+pub fn infer_slice(
+    x: &TensorType,
+    start: &[i64],
+    limit: &[i64],
+    strides: &[i64],
+) -> Result<TensorType> {
     let op = "stablehlo.slice";
     if start.len() != x.rank() || limit.len() != x.rank() || strides.len() != x.rank() {
-        return Err(DialectError::invalid(op, "index lists must match the operand rank"));
+        return Err(DialectError::invalid(
+            op,
+            "index lists must match the operand rank",
+        ));
     }
     let mut shape = Vec::with_capacity(x.rank());
     for i in 0..x.rank() {
         if start[i] < 0 || limit[i] > x.shape[i] || start[i] > limit[i] || strides[i] < 1 {
             return Err(DialectError::invalid(
                 op,
-                format!("slice [{}:{}:{}] out of range for dim {} of {x}", start[i], limit[i], strides[i], i),
+                format!(
+                    "slice [{}:{}:{}] out of range for dim {} of {x}",
+                    start[i], limit[i], strides[i], i
+                ),
             ));
         }
         shape.push((limit[i] - start[i] + strides[i] - 1) / strides[i]);
@@ -794,7 +944,9 @@ pub fn infer_slice(x: &TensorType, start: &[i64], limit: &[i64], strides: &[i64]
 
 pub fn infer_concatenate(xs: &[&TensorType], dim: i64) -> Result<TensorType> {
     let op = "stablehlo.concatenate";
-    let first = xs.first().ok_or_else(|| DialectError::invalid(op, "no operands"))?;
+    let first = xs
+        .first()
+        .ok_or_else(|| DialectError::invalid(op, "no operands"))?;
     if dim < 0 || dim as usize >= first.rank() {
         return Err(DialectError::invalid(op, "dimension out of range"));
     }
@@ -816,18 +968,40 @@ pub fn infer_concatenate(xs: &[&TensorType], dim: i64) -> Result<TensorType> {
 
 pub fn infer_dot_general(lhs: &TensorType, rhs: &TensorType, d: &DotDims) -> Result<TensorType> {
     let op = "stablehlo.dot_general";
-    check_dims(op, &[d.lhs_batch.clone(), d.lhs_contract.clone()].concat(), lhs.rank())?;
-    check_dims(op, &[d.rhs_batch.clone(), d.rhs_contract.clone()].concat(), rhs.rank())?;
+    check_dims(
+        op,
+        &[d.lhs_batch.clone(), d.lhs_contract.clone()].concat(),
+        lhs.rank(),
+    )?;
+    check_dims(
+        op,
+        &[d.rhs_batch.clone(), d.rhs_contract.clone()].concat(),
+        rhs.rank(),
+    )?;
     if d.lhs_batch.len() != d.rhs_batch.len() || d.lhs_contract.len() != d.rhs_contract.len() {
-        return Err(DialectError::invalid(op, "batch/contracting dimension counts differ"));
+        return Err(DialectError::invalid(
+            op,
+            "batch/contracting dimension counts differ",
+        ));
     }
-    for (l, r) in d.lhs_batch.iter().zip(&d.rhs_batch).chain(d.lhs_contract.iter().zip(&d.rhs_contract)) {
+    for (l, r) in d
+        .lhs_batch
+        .iter()
+        .zip(&d.rhs_batch)
+        .chain(d.lhs_contract.iter().zip(&d.rhs_contract))
+    {
         if lhs.shape[*l as usize] != rhs.shape[*r as usize] {
-            return Err(DialectError::invalid(op, format!("dimension sizes differ: {lhs} vs {rhs}")));
+            return Err(DialectError::invalid(
+                op,
+                format!("dimension sizes differ: {lhs} vs {rhs}"),
+            ));
         }
     }
     if lhs.dtype != rhs.dtype {
-        return Err(DialectError::invalid(op, format!("element types differ: {lhs} vs {rhs}")));
+        return Err(DialectError::invalid(
+            op,
+            format!("element types differ: {lhs} vs {rhs}"),
+        ));
     }
     let mut shape: Vec<i64> = d.lhs_batch.iter().map(|&b| lhs.shape[b as usize]).collect();
     for i in 0..lhs.rank() as i64 {
@@ -843,16 +1017,34 @@ pub fn infer_dot_general(lhs: &TensorType, rhs: &TensorType, d: &DotDims) -> Res
     Ok(lhs.with_shape(shape))
 }
 
-pub fn infer_convolution(input: &TensorType, kernel: &TensorType, p: &ConvParams) -> Result<TensorType> {
+pub fn infer_convolution(
+    input: &TensorType,
+    kernel: &TensorType,
+    p: &ConvParams,
+) -> Result<TensorType> {
     let op = "stablehlo.convolution";
     let n = p.strides.len();
-    if input.rank() != n + 2 || kernel.rank() != n + 2 || p.padding.len() != n || p.lhs_dilation.len() != n || p.rhs_dilation.len() != n {
-        return Err(DialectError::invalid(op, format!("rank mismatch: input {input}, kernel {kernel}")));
-    }
-    if p.feature_groups < 1 || input.shape[1] != kernel.shape[1] * p.feature_groups || kernel.shape[0] % p.feature_groups != 0 {
+    if input.rank() != n + 2
+        || kernel.rank() != n + 2
+        || p.padding.len() != n
+        || p.lhs_dilation.len() != n
+        || p.rhs_dilation.len() != n
+    {
         return Err(DialectError::invalid(
             op,
-            format!("channels of input {input} do not match kernel {kernel} with {} groups", p.feature_groups),
+            format!("rank mismatch: input {input}, kernel {kernel}"),
+        ));
+    }
+    if p.feature_groups < 1
+        || input.shape[1] != kernel.shape[1] * p.feature_groups
+        || kernel.shape[0] % p.feature_groups != 0
+    {
+        return Err(DialectError::invalid(
+            op,
+            format!(
+                "channels of input {input} do not match kernel {kernel} with {} groups",
+                p.feature_groups
+            ),
         ));
     }
     let mut shape = vec![input.shape[0], kernel.shape[0]];
@@ -861,7 +1053,10 @@ pub fn infer_convolution(input: &TensorType, kernel: &TensorType, p: &ConvParams
         let padded = dilated_in + p.padding[i].0 + p.padding[i].1;
         let window = (kernel.shape[i + 2] - 1) * p.rhs_dilation[i] + 1;
         if padded < window || p.strides[i] < 1 {
-            return Err(DialectError::invalid(op, format!("window larger than padded input: {input}, {kernel}")));
+            return Err(DialectError::invalid(
+                op,
+                format!("window larger than padded input: {input}, {kernel}"),
+            ));
         }
         shape.push((padded - window) / p.strides[i] + 1);
     }
@@ -880,25 +1075,45 @@ pub fn infer_reduce(x: &TensorType, dims: &[i64]) -> Result<TensorType> {
 pub fn infer_reduce_window(x: &TensorType, p: &WindowParams) -> Result<TensorType> {
     let op = "stablehlo.reduce_window";
     let r = x.rank();
-    if p.dims.len() != r || p.strides.len() != r || p.padding.len() != r || p.window_dilations.len() != r {
-        return Err(DialectError::invalid(op, "window lists must match the operand rank"));
+    if p.dims.len() != r
+        || p.strides.len() != r
+        || p.padding.len() != r
+        || p.window_dilations.len() != r
+    {
+        return Err(DialectError::invalid(
+            op,
+            "window lists must match the operand rank",
+        ));
     }
     let mut shape = Vec::with_capacity(r);
     for i in 0..r {
         let padded = x.shape[i] + p.padding[i].0 + p.padding[i].1;
         let window = (p.dims[i] - 1) * p.window_dilations[i] + 1;
         if padded < window || p.strides[i] < 1 {
-            return Err(DialectError::invalid(op, format!("window larger than padded input {x}")));
+            return Err(DialectError::invalid(
+                op,
+                format!("window larger than padded input {x}"),
+            ));
         }
         shape.push((padded - window) / p.strides[i] + 1);
     }
     Ok(x.with_shape(shape))
 }
 
-pub fn infer_gather(operand: &TensorType, indices: &TensorType, d: &GatherDims) -> Result<TensorType> {
+pub fn infer_gather(
+    operand: &TensorType,
+    indices: &TensorType,
+    d: &GatherDims,
+) -> Result<TensorType> {
     let op = "stablehlo.gather";
-    if d.slice_sizes.len() != operand.rank() || d.index_vector_dim < 0 || d.index_vector_dim as usize > indices.rank() {
-        return Err(DialectError::invalid(op, "slice sizes or index_vector_dim out of range"));
+    if d.slice_sizes.len() != operand.rank()
+        || d.index_vector_dim < 0
+        || d.index_vector_dim as usize > indices.rank()
+    {
+        return Err(DialectError::invalid(
+            op,
+            "slice sizes or index_vector_dim out of range",
+        ));
     }
     let mut batch: Vec<i64> = indices.shape.clone();
     if (d.index_vector_dim as usize) < indices.rank() {
@@ -909,7 +1124,10 @@ pub fn infer_gather(operand: &TensorType, indices: &TensorType, d: &GatherDims) 
         .map(|i| d.slice_sizes[i as usize])
         .collect();
     if offsets.len() != d.offset_dims.len() {
-        return Err(DialectError::invalid(op, "offset_dims does not match the slice rank"));
+        return Err(DialectError::invalid(
+            op,
+            "offset_dims does not match the slice rank",
+        ));
     }
     let rank = batch.len() + offsets.len();
     let mut shape = vec![0; rank];
@@ -919,7 +1137,9 @@ pub fn infer_gather(operand: &TensorType, indices: &TensorType, d: &GatherDims) 
             *s = offsets[oi];
             oi += 1;
         } else {
-            *s = *batch.get(bi).ok_or_else(|| DialectError::invalid(op, "bad offset_dims"))?;
+            *s = *batch
+                .get(bi)
+                .ok_or_else(|| DialectError::invalid(op, "bad offset_dims"))?;
             bi += 1;
         }
     }

@@ -101,7 +101,13 @@ mod tests {
 
     #[test]
     fn round_trips_spelling() {
-        for s in ["tensor<2x3xf32>", "tensor<f32>", "tensor<1x0xi1>", "tensor<4xbf16>", "tensor<7xui8>"] {
+        for s in [
+            "tensor<2x3xf32>",
+            "tensor<f32>",
+            "tensor<1x0xi1>",
+            "tensor<4xbf16>",
+            "tensor<7xui8>",
+        ] {
             assert_eq!(TensorType::parse(s).unwrap().mlir(), s);
         }
         assert!(TensorType::parse("tensor<?x3xf32>").is_err());

@@ -124,7 +124,9 @@ impl Archive {
             })?;
         if loc.stored {
             let start = loc.data_start as usize;
-            return Ok(std::borrow::Cow::Borrowed(&self.map[start..start + loc.size as usize]));
+            return Ok(std::borrow::Cow::Borrowed(
+                &self.map[start..start + loc.size as usize],
+            ));
         }
         Err(FrontendError::CorruptArchive {
             path: self.path.clone(),
@@ -145,16 +147,20 @@ impl Archive {
         let mut out = BTreeMap::new();
         for (config, folder) in [
             ("data/weights/model_weights_config.json", "data/weights"),
-            ("data/constants/model_constants_config.json", "data/constants"),
+            (
+                "data/constants/model_constants_config.json",
+                "data/constants",
+            ),
         ] {
             if !self.has(config) {
                 continue;
             }
             let bytes = self.read(config)?;
-            let v: Value = serde_json::from_slice(&bytes).map_err(|e| FrontendError::InvalidJson {
-                file: self.full_name(config),
-                message: e.to_string(),
-            })?;
+            let v: Value =
+                serde_json::from_slice(&bytes).map_err(|e| FrontendError::InvalidJson {
+                    file: self.full_name(config),
+                    message: e.to_string(),
+                })?;
             let Some(entries) = v.get("config").and_then(Value::as_object) else {
                 continue;
             };
@@ -167,10 +173,16 @@ impl Archive {
                 let path_name = spec
                     .get("path_name")
                     .and_then(Value::as_str)
-                    .ok_or_else(|| FrontendError::Malformed(format!("weight `{name}` has no path_name in {config}")))?;
-                let meta = spec
-                    .get("tensor_meta")
-                    .ok_or_else(|| FrontendError::Malformed(format!("weight `{name}` has no tensor_meta in {config}")))?;
+                    .ok_or_else(|| {
+                        FrontendError::Malformed(format!(
+                            "weight `{name}` has no path_name in {config}"
+                        ))
+                    })?;
+                let meta = spec.get("tensor_meta").ok_or_else(|| {
+                    FrontendError::Malformed(format!(
+                        "weight `{name}` has no tensor_meta in {config}"
+                    ))
+                })?;
                 let (strides, storage_offset) = json::strides_and_offset(name, meta)?;
                 out.insert(
                     name.clone(),

@@ -207,7 +207,10 @@ fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
         "as_bools" => Arg::Bools(
             as_array(val, ctx)?
                 .iter()
-                .map(|x| x.as_bool().ok_or_else(|| malformed(format!("{ctx}: expected a bool"))))
+                .map(|x| {
+                    x.as_bool()
+                        .ok_or_else(|| malformed(format!("{ctx}: expected a bool")))
+                })
                 .collect::<Result<_>>()?,
         ),
         "as_sym_bool" => {
@@ -275,7 +278,10 @@ fn parse_node(v: &Value, index: usize) -> Result<Node> {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| format!("arg{i}"));
-        let arg = parse_arg(get(input, "arg", &ctx)?, &format!("{ctx}, argument `{arg_name}`"))?;
+        let arg = parse_arg(
+            get(input, "arg", &ctx)?,
+            &format!("{ctx}, argument `{arg_name}`"),
+        )?;
         args.push((arg_name, arg));
     }
     let mut outputs = Vec::new();
@@ -345,9 +351,11 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
         file: file.to_string(),
         message: e.to_string(),
     })?;
-    let version = root
-        .get("schema_version")
-        .ok_or_else(|| malformed(format!("`{file}` has no schema_version: not an ExportedProgram")))?;
+    let version = root.get("schema_version").ok_or_else(|| {
+        malformed(format!(
+            "`{file}` has no schema_version: not an ExportedProgram"
+        ))
+    })?;
     let major = version.get("major").and_then(Value::as_i64).unwrap_or(-1);
     let minor = version.get("minor").and_then(Value::as_i64).unwrap_or(0);
     if major != SUPPORTED_SCHEMA_MAJOR {
@@ -379,7 +387,10 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
         .map(|(i, s)| parse_input_spec(s, i))
         .collect::<Result<Vec<_>>>()?;
     let mut outputs = Vec::new();
-    for (i, spec) in as_array(get(signature, "output_specs", file)?, file)?.iter().enumerate() {
+    for (i, spec) in as_array(get(signature, "output_specs", file)?, file)?
+        .iter()
+        .enumerate()
+    {
         let ctx = format!("output spec #{i}");
         let (kind, val) = union(spec, &ctx)?;
         if kind != "user_output" {
@@ -397,7 +408,9 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
     }
     for name in inputs.iter().map(|s| &s.name).chain(outputs.iter()) {
         if !tensors.contains_key(name) {
-            return Err(malformed(format!("tensor `{name}` has no entry in tensor_values")));
+            return Err(malformed(format!(
+                "tensor `{name}` has no entry in tensor_values"
+            )));
         }
     }
     Ok(Graph {
@@ -416,12 +429,18 @@ mod tests {
     #[test]
     fn stack_trace_prefers_user_frames() {
         let st = "File \"/home/u/model.py\", line 12, in forward\n    x = self.l(x)\n  File \"/usr/lib/python3/site-packages/torch/nn/modules/linear.py\", line 134, in forward\n    return F.linear(x)";
-        assert_eq!(source_location(st), Some(("/home/u/model.py".to_string(), 12)));
+        assert_eq!(
+            source_location(st),
+            Some(("/home/u/model.py".to_string(), 12))
+        );
     }
 
     #[test]
     fn non_finite_floats_are_strings() {
-        assert_eq!(as_f64(&Value::String("-Infinity".into()), "t").unwrap(), f64::NEG_INFINITY);
+        assert_eq!(
+            as_f64(&Value::String("-Infinity".into()), "t").unwrap(),
+            f64::NEG_INFINITY
+        );
         assert!(as_f64(&Value::String("x".into()), "t").is_err());
     }
 }

@@ -50,7 +50,9 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
 pub fn parse_pipeline(text: &str) -> Result<Vec<Box<dyn Pass>>, CompileError> {
     let mut out = Vec::new();
     for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let name = name.trim_start_matches("builtin.module(").trim_end_matches(')');
+        let name = name
+            .trim_start_matches("builtin.module(")
+            .trim_end_matches(')');
         let pass = registry()
             .into_iter()
             .find(|p| p.name() == name)

@@ -19,7 +19,9 @@ impl Pass for VerifyStablehlo {
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
         if !module.as_operation().verify() {
-            return Err(CompileError::Internal("the module fails MLIR verification".into()));
+            return Err(CompileError::Internal(
+                "the module fails MLIR verification".into(),
+            ));
         }
         tpuc_dialects::verify::verify_module(&module).map_err(CompileError::Verify)?;
         Ok(module)

@@ -46,18 +46,21 @@ fn sdpa(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         ));
     }
     if q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank() {
-        return Err(LowerError::Invalid("query, key and value must have the same rank (>= 2)".into()));
+        return Err(LowerError::Invalid(
+            "query, key and value must have the same rank (>= 2)".into(),
+        ));
     }
     let r = q.rank();
     let d = q.shape()[r - 1];
     let (l, s) = (q.shape()[r - 2], k.shape()[r - 2]);
     let scale = op.number_opt("scale").unwrap_or(1.0 / (d as f64).sqrt());
-    let (k, v) = if op.bool_or("enable_gqa", false) && r >= 3 && k.shape()[r - 3] != q.shape()[r - 3] {
-        let n = q.shape()[r - 3] / k.shape()[r - 3];
-        (repeat_heads(e, k, n)?, repeat_heads(e, v, n)?)
-    } else {
-        (k.clone(), v.clone())
-    };
+    let (k, v) =
+        if op.bool_or("enable_gqa", false) && r >= 3 && k.shape()[r - 3] != q.shape()[r - 3] {
+            let n = q.shape()[r - 3] / k.shape()[r - 3];
+            (repeat_heads(e, k, n)?, repeat_heads(e, v, n)?)
+        } else {
+            (k.clone(), v.clone())
+        };
     let mut perm: Vec<i64> = (0..r as i64).collect();
     perm.swap(r - 2, r - 1);
     let kt = e.transpose(&k, &perm)?;
@@ -93,7 +96,10 @@ fn sdpa(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let last = scores.rank() as i64 - 1;
     let kept: Vec<i64> = (0..last).collect();
     let mx = e.reduce(&scores, f64::NEG_INFINITY, &[last], ReduceKind::Max)?;
-    let ex = e.unary("stablehlo.exponential", &e.sub(&scores, &e.broadcast_in_dim(&mx, scores.shape(), &kept)?)?)?;
+    let ex = e.unary(
+        "stablehlo.exponential",
+        &e.sub(&scores, &e.broadcast_in_dim(&mx, scores.shape(), &kept)?)?,
+    )?;
     let sum = e.reduce(&ex, 0.0, &[last], ReduceKind::Add)?;
     let p = e.div(&ex, &e.broadcast_in_dim(&sum, scores.shape(), &kept)?)?;
     let out = matmul(e, &p, &v, Some(ty))?;

@@ -12,8 +12,15 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let r = match op.base() {
         "aten.arange" => arange(op, e),
         "aten.full" | "aten.full_like" | "aten.new_full" => fill(op, e, None),
-        "aten.zeros" | "aten.zeros_like" | "aten.new_zeros" | "aten.empty" | "aten.empty_like"
-        | "aten.new_empty" | "aten.empty_strided" | "aten.new_empty_strided" | "aten.empty_permuted" => fill(op, e, Some(0.0)),
+        "aten.zeros"
+        | "aten.zeros_like"
+        | "aten.new_zeros"
+        | "aten.empty"
+        | "aten.empty_like"
+        | "aten.new_empty"
+        | "aten.empty_strided"
+        | "aten.new_empty_strided"
+        | "aten.empty_permuted" => fill(op, e, Some(0.0)),
         "aten.ones" | "aten.ones_like" | "aten.new_ones" => fill(op, e, Some(1.0)),
         "aten.scalar_tensor" => fill(op, e, None),
         "aten.eye" => eye(op, e),
@@ -36,7 +43,11 @@ fn fill(op: &AtenOp, e: &Emitter, value: Option<f64>) -> LResult<Vec<TValue>> {
                 .ok_or_else(|| LowerError::Invalid("missing fill value".into()))?
         }
     };
-    let v = if ty.dtype.is_float() || ty.dtype == DType::Bool { v } else { v.trunc() };
+    let v = if ty.dtype.is_float() || ty.dtype == DType::Bool {
+        v
+    } else {
+        v.trunc()
+    };
     Ok(vec![splat(e, ty, v)?])
 }
 
@@ -44,7 +55,9 @@ fn fill(op: &AtenOp, e: &Emitter, value: Option<f64>) -> LResult<Vec<TValue>> {
 fn arange(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
     if ty.rank() != 1 {
-        return Err(LowerError::Invalid("arange must produce a 1-D tensor".into()));
+        return Err(LowerError::Invalid(
+            "arange must produce a 1-D tensor".into(),
+        ));
     }
     let start = op.number_or("start", 0.0);
     let step = op.number_or("step", 1.0);

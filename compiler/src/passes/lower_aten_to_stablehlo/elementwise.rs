@@ -43,9 +43,14 @@ fn wider(a: DType, b: DType) -> DType {
 /// An operand of a promoting op: a tensor (dimensioned or 0-d) or a Python scalar.
 #[derive(Clone, Copy)]
 pub enum Operand {
-    Tensor { dtype: DType, rank: usize },
+    Tensor {
+        dtype: DType,
+        rank: usize,
+    },
     /// `is_float`: the scalar was written as a float.
-    Scalar { kind: DType },
+    Scalar {
+        kind: DType,
+    },
 }
 
 /// PyTorch's result_type: dimensioned tensors outrank 0-d tensors, which outrank
@@ -141,14 +146,24 @@ pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> LResult<Vec<i64>> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let y = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let x = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let y = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if x == y || y == 1 {
             x
         } else if x == 1 {
             y
         } else {
-            return Err(LowerError::Invalid(format!("shapes {a:?} and {b:?} do not broadcast")));
+            return Err(LowerError::Invalid(format!(
+                "shapes {a:?} and {b:?} do not broadcast"
+            )));
         };
     }
     Ok(out)
@@ -158,7 +173,11 @@ pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> LResult<Vec<i64>> {
 /// Eigen use for single precision; max error ~1 ulp in f32).
 pub fn erf(e: &Emitter, x: &TValue) -> LResult<TValue> {
     let orig = x.dtype();
-    let compute = if orig == DType::F64 { DType::F64 } else { DType::F32 };
+    let compute = if orig == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    };
     let x = e.convert(x, compute)?;
     let ty = x.ty.clone();
     let c = |v: f64| splat(e, &ty, v);
@@ -222,8 +241,19 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let base = op.base();
     let r = match base {
         // Pass-throughs and no-ops.
-        "aten._assert_tensor_metadata" | "aten._assert_async" | "aten._assert_scalar" | "aten.sym_constrain_range_for_size" => Ok(vec![]),
-        "aten.clone" | "aten.contiguous" | "aten.alias" | "aten.detach" | "aten.lift_fresh_copy" | "aten.lift_fresh" | "aten.alias_copy" | "aten.detach_copy" | "aten.positive" => identity(op, e),
+        "aten._assert_tensor_metadata"
+        | "aten._assert_async"
+        | "aten._assert_scalar"
+        | "aten.sym_constrain_range_for_size" => Ok(vec![]),
+        "aten.clone"
+        | "aten.contiguous"
+        | "aten.alias"
+        | "aten.detach"
+        | "aten.lift_fresh_copy"
+        | "aten.lift_fresh"
+        | "aten.alias_copy"
+        | "aten.detach_copy"
+        | "aten.positive" => identity(op, e),
         "aten.dropout" | "aten.feature_dropout" | "aten.alpha_dropout" => dropout(op, e),
         "aten.native_dropout" => native_dropout(op, e),
         "aten._to_copy" | "aten.to" | "aten.type_as" | "aten._to_dim_order_copy" => identity(op, e),
@@ -241,7 +271,9 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
             "aten.erf" => unary_with(op, e, erf),
             "aten.relu" => unary_with(op, e, |e, x| Ok(e.max(x, &splat(e, &x.ty, 0.0)?)?)),
             "aten.relu6" => unary_with(op, e, |e, x| clamp_values(e, x, Some(0.0), Some(6.0))),
-            "aten.silu" => unary_with(op, e, |e, x| Ok(e.mul(x, &e.unary("stablehlo.logistic", x)?)?)),
+            "aten.silu" => unary_with(op, e, |e, x| {
+                Ok(e.mul(x, &e.unary("stablehlo.logistic", x)?)?)
+            }),
             "aten.gelu" => gelu(op, e),
             "aten.hardtanh" => {
                 let (lo, hi) = (op.number_or("min_val", -1.0), op.number_or("max_val", 1.0));
@@ -265,7 +297,10 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
                     let zero = splat(e, &x.ty, 0.0)?;
                     let pos = e.compare(Cmp::Gt, x, &zero)?;
                     let xs = e.mul(x, &splat(e, &x.ty, input_scale)?)?;
-                    let neg = e.mul(&e.unary("stablehlo.exponential_minus_one", &xs)?, &splat(e, &x.ty, alpha)?)?;
+                    let neg = e.mul(
+                        &e.unary("stablehlo.exponential_minus_one", &xs)?,
+                        &splat(e, &x.ty, alpha)?,
+                    )?;
                     Ok(e.mul(&e.select(&pos, x, &neg)?, &splat(e, &x.ty, scale)?)?)
                 })
             }
@@ -274,7 +309,13 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
                 let threshold = op.number_or("threshold", 20.0);
                 unary_with(op, e, |e, x| {
                     let bx = e.mul(x, &splat(e, &x.ty, beta)?)?;
-                    let soft = e.div(&e.unary("stablehlo.log_plus_one", &e.unary("stablehlo.exponential", &bx)?)?, &splat(e, &x.ty, beta)?)?;
+                    let soft = e.div(
+                        &e.unary(
+                            "stablehlo.log_plus_one",
+                            &e.unary("stablehlo.exponential", &bx)?,
+                        )?,
+                        &splat(e, &x.ty, beta)?,
+                    )?;
                     let big = e.compare(Cmp::Gt, &bx, &splat(e, &x.ty, threshold)?)?;
                     Ok(e.select(&big, x, &soft)?)
                 })
@@ -290,8 +331,12 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
             "aten.add" | "aten.sub" | "aten.rsub" => add_sub(op, e, base),
             "aten.mul" => arith(op, e, "stablehlo.multiply"),
             "aten.div" => div(op, e),
-            "aten.maximum" | "aten.max" if op.tensor_opt("other").is_some() => arith(op, e, "stablehlo.maximum"),
-            "aten.minimum" | "aten.min" if op.tensor_opt("other").is_some() => arith(op, e, "stablehlo.minimum"),
+            "aten.maximum" | "aten.max" if op.tensor_opt("other").is_some() => {
+                arith(op, e, "stablehlo.maximum")
+            }
+            "aten.minimum" | "aten.min" if op.tensor_opt("other").is_some() => {
+                arith(op, e, "stablehlo.minimum")
+            }
             "aten.pow" => pow(op, e),
             "aten.atan2" => arith(op, e, "stablehlo.atan2"),
             "aten.remainder" => remainder(op, e, true),
@@ -325,7 +370,8 @@ fn identity(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
 fn dropout(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     if op.bool_or("train", false) && op.number_or("p", 0.0) > 0.0 {
         return Err(LowerError::Unsupported(
-            "dropout in training mode is random; export the model in eval mode (model.eval())".into(),
+            "dropout in training mode is random; export the model in eval mode (model.eval())"
+                .into(),
         ));
     }
     identity(op, e)
@@ -356,9 +402,17 @@ fn unary_with(
 fn unary(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
     let x = op.first_tensor()?;
-    if !ty.dtype.is_float() && !matches!(name, "stablehlo.abs" | "stablehlo.negate" | "stablehlo.sign") {
+    if !ty.dtype.is_float()
+        && !matches!(
+            name,
+            "stablehlo.abs" | "stablehlo.negate" | "stablehlo.sign"
+        )
+    {
         // floor/ceil/round of integers are identities.
-        if matches!(name, "stablehlo.floor" | "stablehlo.ceil" | "stablehlo.round_nearest_even") {
+        if matches!(
+            name,
+            "stablehlo.floor" | "stablehlo.ceil" | "stablehlo.round_nearest_even"
+        ) {
             return Ok(vec![to_type(e, x, ty)?]);
         }
     }
@@ -367,7 +421,11 @@ fn unary(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
 }
 
 /// A predicate of a float operand (`isnan`); integers are never NaN or infinite.
-fn unary_pred(op: &AtenOp, e: &Emitter, f: impl Fn(&Emitter, &TValue) -> LResult<TValue>) -> LResult<Vec<TValue>> {
+fn unary_pred(
+    op: &AtenOp,
+    e: &Emitter,
+    f: impl Fn(&Emitter, &TValue) -> LResult<TValue>,
+) -> LResult<Vec<TValue>> {
     let x = op.first_tensor()?;
     let ty = op.result(0)?;
     if !x.dtype().is_float() {
@@ -429,7 +487,11 @@ fn clamp(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         }
         let bound = arg_as(op, e, name, &ty)?;
         // PyTorch propagates NaN from the input; max/min in StableHLO do too.
-        y = if is_min { e.max(&y, &bound)? } else { e.min(&y, &bound)? };
+        y = if is_min {
+            e.max(&y, &bound)?
+        } else {
+            e.min(&y, &bound)?
+        };
     }
     Ok(vec![y])
 }
@@ -453,7 +515,9 @@ fn arith(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
     let a = arg_as(op, e, "self", ty)?;
     let b = arg_as(op, e, "other", ty)?;
     let name = match (name, ty.dtype) {
-        ("stablehlo.atan2", d) if !d.is_float() => return Err(LowerError::Invalid("atan2 needs floats".into())),
+        ("stablehlo.atan2", d) if !d.is_float() => {
+            return Err(LowerError::Invalid("atan2 needs floats".into()))
+        }
         (n, _) => n,
     };
     Ok(vec![e.binary(name, &a, &b)?])
@@ -484,7 +548,11 @@ fn div(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let mode = op.string_opt("rounding_mode").map(str::to_string);
     // True division of integers happens in floating point (the result dtype says so);
     // rounded division of integers stays integral.
-    let compute = if ty.dtype.is_float() || mode.is_some() { ty.clone() } else { ty.with_dtype(DType::F32) };
+    let compute = if ty.dtype.is_float() || mode.is_some() {
+        ty.clone()
+    } else {
+        ty.with_dtype(DType::F32)
+    };
     if !ty.dtype.is_float() && mode.is_some() {
         let a = arg_as(op, e, "self", &ty)?;
         let b = arg_as(op, e, "other", &ty)?;
@@ -494,7 +562,11 @@ fn div(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             let r = e.binary("stablehlo.remainder", &a, &b)?;
             let zero = splat(e, &ty, 0.0)?;
             let r_nz = e.compare(Cmp::Ne, &r, &zero)?;
-            let sign_diff = e.compare(Cmp::Ne, &e.compare(Cmp::Lt, &r, &zero)?, &e.compare(Cmp::Lt, &b, &zero)?)?;
+            let sign_diff = e.compare(
+                Cmp::Ne,
+                &e.compare(Cmp::Lt, &r, &zero)?,
+                &e.compare(Cmp::Lt, &b, &zero)?,
+            )?;
             let adjust = e.binary("stablehlo.and", &r_nz, &sign_diff)?;
             let q1 = e.sub(&q, &splat(e, &ty, 1.0)?)?;
             return Ok(vec![e.select(&adjust, &q1, &q)?]);
@@ -549,7 +621,11 @@ fn remainder(op: &AtenOp, e: &Emitter, floor: bool) -> LResult<Vec<TValue>> {
     }
     let zero = splat(e, ty, 0.0)?;
     let r_nz = e.compare(Cmp::Ne, &r, &zero)?;
-    let sign_diff = e.compare(Cmp::Ne, &e.compare(Cmp::Lt, &r, &zero)?, &e.compare(Cmp::Lt, &b, &zero)?)?;
+    let sign_diff = e.compare(
+        Cmp::Ne,
+        &e.compare(Cmp::Lt, &r, &zero)?,
+        &e.compare(Cmp::Lt, &b, &zero)?,
+    )?;
     let fix = e.binary("stablehlo.and", &r_nz, &sign_diff)?;
     Ok(vec![e.select(&fix, &e.add(&r, &b)?, &r)?])
 }
@@ -557,8 +633,10 @@ fn remainder(op: &AtenOp, e: &Emitter, floor: bool) -> LResult<Vec<TValue>> {
 /// The dtype both operands of a comparison or logical op are promoted to, and their
 /// broadcast shape.
 fn common_operands(op: &AtenOp, e: &Emitter) -> LResult<(TValue, TValue)> {
-    let ka = operand_kind(op, "self").ok_or_else(|| LowerError::Invalid("missing `self`".into()))?;
-    let kb = operand_kind(op, "other").ok_or_else(|| LowerError::Invalid("missing `other`".into()))?;
+    let ka =
+        operand_kind(op, "self").ok_or_else(|| LowerError::Invalid("missing `self`".into()))?;
+    let kb =
+        operand_kind(op, "other").ok_or_else(|| LowerError::Invalid("missing `other`".into()))?;
     let dtype = result_type(&[ka, kb]);
     let shape = op.result(0)?.shape.clone();
     let ty = TensorType::new(shape, dtype);
@@ -622,11 +700,23 @@ mod tests {
         let s = |kind| Operand::Scalar { kind };
         assert_eq!(result_type(&[t(DType::I64, 2), s(DType::F32)]), DType::F32);
         assert_eq!(result_type(&[t(DType::F16, 2), s(DType::F32)]), DType::F16);
-        assert_eq!(result_type(&[t(DType::F16, 2), t(DType::F32, 0)]), DType::F16);
-        assert_eq!(result_type(&[t(DType::I32, 2), t(DType::F32, 0)]), DType::F32);
-        assert_eq!(result_type(&[t(DType::I32, 2), t(DType::I64, 0)]), DType::I32);
+        assert_eq!(
+            result_type(&[t(DType::F16, 2), t(DType::F32, 0)]),
+            DType::F16
+        );
+        assert_eq!(
+            result_type(&[t(DType::I32, 2), t(DType::F32, 0)]),
+            DType::F32
+        );
+        assert_eq!(
+            result_type(&[t(DType::I32, 2), t(DType::I64, 0)]),
+            DType::I32
+        );
         assert_eq!(result_type(&[t(DType::Bool, 2), s(DType::I64)]), DType::I64);
         assert_eq!(result_type(&[t(DType::U8, 1), t(DType::I8, 1)]), DType::I16);
-        assert_eq!(result_type(&[t(DType::Bf16, 1), t(DType::F16, 1)]), DType::F32);
+        assert_eq!(
+            result_type(&[t(DType::Bf16, 1), t(DType::F16, 1)]),
+            DType::F32
+        );
     }
 }

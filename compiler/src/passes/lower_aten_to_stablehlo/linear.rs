@@ -11,7 +11,11 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let r = match op.base() {
         "aten.mm" | "aten.bmm" | "aten.matmul" | "aten.mv" | "aten.dot" => {
             let a = op.first_tensor();
-            let b = op.tensor_opt("mat2").or(op.tensor_opt("other")).or(op.tensor_opt("vec")).or(op.tensor_opt("tensor"));
+            let b = op
+                .tensor_opt("mat2")
+                .or(op.tensor_opt("other"))
+                .or(op.tensor_opt("vec"))
+                .or(op.tensor_opt("tensor"));
             match (a, b) {
                 (Ok(a), Some(b)) => matmul(e, a, b, op.result(0).ok()).map(|v| vec![v]),
                 _ => Err(LowerError::Invalid("matmul needs two tensors".into())),
@@ -19,7 +23,8 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         }
         "aten.addmm" | "aten.baddbmm" | "aten.addmv" => addmm(op, e),
         "aten.linear" => linear(op, e),
-        "aten.convolution" | "aten._convolution" | "aten.conv1d" | "aten.conv2d" | "aten.conv3d" => convolution(op, e),
+        "aten.convolution" | "aten._convolution" | "aten.conv1d" | "aten.conv2d"
+        | "aten.conv3d" => convolution(op, e),
         _ => return None,
     };
     Some(r)
@@ -32,15 +37,28 @@ pub fn matmul(e: &Emitter, a: &TValue, b: &TValue, result: Option<&TensorType>) 
     let a = e.convert(a, dtype)?;
     let b = e.convert(b, dtype)?;
     if a.rank() == 0 || b.rank() == 0 {
-        return Err(LowerError::Invalid("matmul operands must be at least 1-D".into()));
+        return Err(LowerError::Invalid(
+            "matmul operands must be at least 1-D".into(),
+        ));
     }
-    let a2 = if a.rank() == 1 { e.reshape(&a, &[1, a.shape()[0]])? } else { a.clone() };
-    let b2 = if b.rank() == 1 { e.reshape(&b, &[b.shape()[0], 1])? } else { b.clone() };
+    let a2 = if a.rank() == 1 {
+        e.reshape(&a, &[1, a.shape()[0]])?
+    } else {
+        a.clone()
+    };
+    let b2 = if b.rank() == 1 {
+        e.reshape(&b, &[b.shape()[0], 1])?
+    } else {
+        b.clone()
+    };
     let (ar, br) = (a2.rank(), b2.rank());
     let (m, k) = (a2.shape()[ar - 2], a2.shape()[ar - 1]);
     let (k2, n) = (b2.shape()[br - 2], b2.shape()[br - 1]);
     if k != k2 {
-        return Err(LowerError::Invalid(format!("matmul: inner dimensions differ ({} vs {})", a.ty, b.ty)));
+        return Err(LowerError::Invalid(format!(
+            "matmul: inner dimensions differ ({} vs {})",
+            a.ty, b.ty
+        )));
     }
     let batch = broadcast_shapes(&a2.shape()[..ar - 2], &b2.shape()[..br - 2])?;
     let nb = batch.len() as i64;
@@ -80,13 +98,21 @@ fn addmm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let prod = matmul(e, op.tensor(l)?, op.tensor(r)?, Some(ty))?;
     let alpha = op.number_or("alpha", 1.0);
     let beta = op.number_or("beta", 1.0);
-    let prod = if alpha != 1.0 { e.mul(&prod, &splat(e, ty, alpha)?)? } else { prod };
+    let prod = if alpha != 1.0 {
+        e.mul(&prod, &splat(e, ty, alpha)?)?
+    } else {
+        prod
+    };
     if beta == 0.0 {
         // PyTorch ignores `self` (even NaN) when beta is 0.
         return Ok(vec![prod]);
     }
     let bias = to_type(e, op.tensor("self")?, ty)?;
-    let bias = if beta != 1.0 { e.mul(&bias, &splat(e, ty, beta)?)? } else { bias };
+    let bias = if beta != 1.0 {
+        e.mul(&bias, &splat(e, ty, beta)?)?
+    } else {
+        bias
+    };
     Ok(vec![e.add(&bias, &prod)?])
 }
 
@@ -110,7 +136,10 @@ fn linear(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         };
         e.dot_general(&x, &w, &dims)?
     } else {
-        return Err(LowerError::Invalid(format!("linear weight must be 1-D or 2-D, got {}", w.ty)));
+        return Err(LowerError::Invalid(format!(
+            "linear weight must be 1-D or 2-D, got {}",
+            w.ty
+        )));
     };
     let out = e.reshape(&out, &ty.shape)?;
     match op.tensor_opt("bias") {
@@ -159,7 +188,10 @@ fn convolution(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             })
             .collect(),
         Some(other) => return Err(LowerError::Invalid(format!("unknown padding `{other}`"))),
-        None => per_dim(op.ints_opt("padding"), n, 0).into_iter().map(|p| (p, p)).collect(),
+        None => per_dim(op.ints_opt("padding"), n, 0)
+            .into_iter()
+            .map(|p| (p, p))
+            .collect(),
     };
     let params = ConvParams {
         strides,

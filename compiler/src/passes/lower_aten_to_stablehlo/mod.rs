@@ -49,9 +49,12 @@ impl From<DialectError> for LowerError {
 
 pub type LResult<T> = Result<T, LowerError>;
 
+/// A family's entry point: `None` when the op is not one of its ops.
+type Family = fn(&AtenOp, &Emitter) -> Option<LResult<Vec<TValue>>>;
+
 /// Dispatches one ATen op to its family. `Ok(results)` replaces the op's results.
 fn lower_op(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
-    let families: [fn(&AtenOp, &Emitter) -> Option<LResult<Vec<TValue>>>; 9] = [
+    let families: [Family; 9] = [
         elementwise::lower,
         view_like::lower,
         linear::lower,
@@ -91,7 +94,11 @@ fn has_uses(v: &TValue) -> bool {
 /// Maps the results of an op that failed to lower to placeholder values of the same
 /// types, so that the ops after it are still checked (and every unsupported target
 /// reported). The module is discarded with an error, so placeholders never escape.
-fn stand_in(e: &Emitter, old_results: &[TValue], map: &mut HashMap<usize, TValue>) -> Result<(), CompileError> {
+fn stand_in(
+    e: &Emitter,
+    old_results: &[TValue],
+    map: &mut HashMap<usize, TValue>,
+) -> Result<(), CompileError> {
     for old in old_results {
         let v = e
             .op("tpuc.unlowered", &[], &[], std::slice::from_ref(&old.ty))
@@ -121,12 +128,16 @@ pub fn run<'c>(ctx: &'c Context, module: &Module<'c>) -> Result<Module<'c>, Comp
     }
     for func in funcs {
         if func.name().as_string_ref().as_str().unwrap_or("") != "func.func" {
-            return Err(internal("module contains an operation other than func.func"));
+            return Err(internal(
+                "module contains an operation other than func.func",
+            ));
         }
         lower_function(ctx, &out, &func, &mut unsupported, &mut first_error)?;
     }
     if !unsupported.is_empty() {
-        return Err(CompileError::UnsupportedOps(unsupported.into_values().collect()));
+        return Err(CompileError::UnsupportedOps(
+            unsupported.into_values().collect(),
+        ));
     }
     if let Some(e) = first_error {
         return Err(e);
@@ -162,12 +173,15 @@ fn lower_function<'c>(
         })?;
         args.push((ty, a.location()));
     }
-    let terminator = block.terminator().ok_or_else(|| internal("function without a terminator"))?;
+    let terminator = block
+        .terminator()
+        .ok_or_else(|| internal("function without a terminator"))?;
     let results = terminator
         .operands()
         .map(|v| TensorType::from_mlir(v.r#type()).map_err(internal))
         .collect::<Result<Vec<_>, _>>()?;
-    let new_func = append_function(ctx, out, &name, &args, &results, func.location()).map_err(internal)?;
+    let new_func =
+        append_function(ctx, out, &name, &args, &results, func.location()).map_err(internal)?;
 
     let mut map: HashMap<usize, TValue> = HashMap::new();
     let key = |v: mlir_sys::MlirValue| v.ptr as usize;
@@ -223,11 +237,13 @@ fn lower_function<'c>(
         let lowered = match lower_op(&aten, &e) {
             Ok(v) => v,
             Err(LowerError::UnknownTarget) => {
-                let entry = unsupported.entry(op_name.clone()).or_insert_with(|| UnsupportedOp {
-                    target: op_name.clone(),
-                    count: 0,
-                    first_node: node.clone(),
-                });
+                let entry = unsupported
+                    .entry(op_name.clone())
+                    .or_insert_with(|| UnsupportedOp {
+                        target: op_name.clone(),
+                        count: 0,
+                        first_node: node.clone(),
+                    });
                 entry.count += 1;
                 stand_in(&e, &old_results, &mut map)?;
                 continue;
@@ -274,7 +290,10 @@ fn lower_function<'c>(
                 return Err(CompileError::Node {
                     node: node.clone(),
                     target: op_name.clone(),
-                    message: format!("internal: lowering produced {} where the graph says {}", new.ty, old.ty),
+                    message: format!(
+                        "internal: lowering produced {} where the graph says {}",
+                        new.ty, old.ty
+                    ),
                 });
             }
             map.insert(key(old.raw()), new);

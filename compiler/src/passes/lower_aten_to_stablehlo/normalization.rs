@@ -10,8 +10,11 @@ use super::{AtenOp, LResult, LowerError};
 
 pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let r = match op.base() {
-        "aten.batch_norm" | "aten._native_batch_norm_legit_no_training" | "aten.native_batch_norm"
-        | "aten._native_batch_norm_legit" | "aten.cudnn_batch_norm" => batch_norm(op, e),
+        "aten.batch_norm"
+        | "aten._native_batch_norm_legit_no_training"
+        | "aten.native_batch_norm"
+        | "aten._native_batch_norm_legit"
+        | "aten.cudnn_batch_norm" => batch_norm(op, e),
         "aten.layer_norm" | "aten.native_layer_norm" => layer_norm(op, e),
         "aten.group_norm" | "aten.native_group_norm" => group_norm(op, e),
         "aten.rms_norm" | "aten._fused_rms_norm" => rms_norm(op, e),
@@ -46,8 +49,11 @@ fn batch_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     }
     let ty = op.result(0)?;
     let x = op.tensor("input")?;
-    let (Some(mean), Some(var)) = (op.tensor_opt("running_mean"), op.tensor_opt("running_var")) else {
-        return Err(LowerError::Unsupported("batch norm without running statistics".into()));
+    let (Some(mean), Some(var)) = (op.tensor_opt("running_mean"), op.tensor_opt("running_var"))
+    else {
+        return Err(LowerError::Unsupported(
+            "batch norm without running statistics".into(),
+        ));
     };
     let eps = op.number_or("eps", 1e-5);
     let cd = compute_dtype(ty.dtype);
@@ -115,11 +121,16 @@ fn layer_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
 fn group_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
     let x = op.tensor("input")?;
-    let groups = op.int_opt("num_groups").or(op.int_opt("group")).unwrap_or(1);
+    let groups = op
+        .int_opt("num_groups")
+        .or(op.int_opt("group"))
+        .unwrap_or(1);
     let eps = op.number_or("eps", 1e-5);
     let (n, c) = (x.shape()[0], x.shape()[1]);
     if groups <= 0 || c % groups != 0 {
-        return Err(LowerError::Invalid(format!("{c} channels do not split into {groups} groups")));
+        return Err(LowerError::Invalid(format!(
+            "{c} channels do not split into {groups} groups"
+        )));
     }
     let cd = compute_dtype(ty.dtype);
     let xf = e.convert(x, cd)?;
@@ -129,7 +140,10 @@ fn group_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let s = e.reduce(&g, 0.0, &[2], ReduceKind::Add)?;
     let mean = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
     let d = e.sub(&g, &e.broadcast_in_dim(&mean, g.shape(), &[0, 1])?)?;
-    let var = e.div(&e.reduce(&e.mul(&d, &d)?, 0.0, &[2], ReduceKind::Add)?, &splat(e, &mean.ty, count as f64)?)?;
+    let var = e.div(
+        &e.reduce(&e.mul(&d, &d)?, 0.0, &[2], ReduceKind::Add)?,
+        &splat(e, &mean.ty, count as f64)?,
+    )?;
     let rstd = e.unary("stablehlo.rsqrt", &e.add(&var, &splat(e, &var.ty, eps)?)?)?;
     let y = e.mul(&d, &e.broadcast_in_dim(&rstd, g.shape(), &[0, 1])?)?;
     let mut y = e.reshape(&y, xf.shape())?;
@@ -155,7 +169,11 @@ fn rms_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let r = x.rank();
     let k = normalized.len();
     let cd = compute_dtype(ty.dtype);
-    let eps = op.number_opt("eps").unwrap_or(if cd == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 });
+    let eps = op.number_opt("eps").unwrap_or(if cd == DType::F64 {
+        f64::EPSILON
+    } else {
+        f32::EPSILON as f64
+    });
     let xf = e.convert(x, cd)?;
     let dims: Vec<i64> = ((r - k) as i64..r as i64).collect();
     let kept: Vec<i64> = (0..(r - k) as i64).collect();

@@ -82,7 +82,9 @@ fn parse_attr(text: &str) -> AttrValue {
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("\\22", "\"").replace("\\\"", "\"").replace("\\\\", "\\")
+    s.replace("\\22", "\"")
+        .replace("\\\"", "\"")
+        .replace("\\\\", "\\")
 }
 
 /// One `aten.*` op prepared for lowering.
@@ -99,7 +101,11 @@ pub struct AtenOp {
 
 impl AtenOp {
     /// Reads `op`, whose operands have been lowered to `operands` (same order).
-    pub fn read(op: &OperationRef<'_, '_>, operands: &[TValue], node: String) -> Result<AtenOp, String> {
+    pub fn read(
+        op: &OperationRef<'_, '_>,
+        operands: &[TValue],
+        node: String,
+    ) -> Result<AtenOp, String> {
         let target = op.name().as_string_ref().as_str().unwrap_or("").to_string();
         let mut attrs = HashMap::new();
         for (name, attr) in op.attributes() {
@@ -110,7 +116,12 @@ impl AtenOp {
             Some(AttrValue::Strs(v)) => v,
             None if operands.is_empty() => vec![],
             Some(AttrValue::Other(s)) if s == "[]" => vec![],
-            _ => return Err(format!("`{}` attribute missing or malformed", aten::OPERAND_NAMES)),
+            _ => {
+                return Err(format!(
+                    "`{}` attribute missing or malformed",
+                    aten::OPERAND_NAMES
+                ))
+            }
         };
         if names.len() != operands.len() {
             return Err(format!(
@@ -148,7 +159,10 @@ impl AtenOp {
     }
 
     pub fn tensor_opt(&self, name: &str) -> Option<&TValue> {
-        self.operands.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.operands
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
     }
 
     pub fn tensor(&self, name: &str) -> LResult<&TValue> {
@@ -166,7 +180,10 @@ impl AtenOp {
 
     /// Elements of a tensor-list argument, in order (absent optional entries skipped).
     pub fn tensor_list(&self, name: &str) -> Vec<&TValue> {
-        self.optional_tensor_list(name).into_iter().flatten().collect()
+        self.optional_tensor_list(name)
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     /// Elements of an optional-tensor list, with `None` where the list holds None.
@@ -290,8 +307,14 @@ mod tests {
     fn parses_printed_attributes() {
         assert_eq!(parse_attr("2 : i64"), AttrValue::Int(2));
         assert_eq!(parse_attr("1.000000e-05 : f64"), AttrValue::Float(1e-5));
-        assert_eq!(parse_attr("0xFFF0000000000000 : f64"), AttrValue::Float(f64::NEG_INFINITY));
-        assert_eq!(parse_attr("array<i64: 1, -1>"), AttrValue::Ints(vec![1, -1]));
+        assert_eq!(
+            parse_attr("0xFFF0000000000000 : f64"),
+            AttrValue::Float(f64::NEG_INFINITY)
+        );
+        assert_eq!(
+            parse_attr("array<i64: 1, -1>"),
+            AttrValue::Ints(vec![1, -1])
+        );
         assert_eq!(parse_attr("array<i64>"), AttrValue::Ints(vec![]));
         assert_eq!(parse_attr("\"f32\""), AttrValue::Str("f32".into()));
         assert_eq!(

@@ -11,11 +11,18 @@ use super::{AtenOp, LResult, LowerError};
 
 pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let r = match op.base() {
-        "aten.max_pool1d" | "aten.max_pool2d" | "aten.max_pool3d" | "aten.max_pool2d_with_indices"
-        | "aten.max_pool3d_with_indices" | "aten.max_pool1d_with_indices" => max_pool(op, e),
+        "aten.max_pool1d"
+        | "aten.max_pool2d"
+        | "aten.max_pool3d"
+        | "aten.max_pool2d_with_indices"
+        | "aten.max_pool3d_with_indices"
+        | "aten.max_pool1d_with_indices" => max_pool(op, e),
         "aten.avg_pool1d" | "aten.avg_pool2d" | "aten.avg_pool3d" => avg_pool(op, e),
-        "aten.adaptive_avg_pool1d" | "aten.adaptive_avg_pool2d" | "aten._adaptive_avg_pool2d"
-        | "aten.adaptive_avg_pool3d" | "aten._adaptive_avg_pool3d" => adaptive_avg_pool(op, e),
+        "aten.adaptive_avg_pool1d"
+        | "aten.adaptive_avg_pool2d"
+        | "aten._adaptive_avg_pool2d"
+        | "aten.adaptive_avg_pool3d"
+        | "aten._adaptive_avg_pool3d" => adaptive_avg_pool(op, e),
         _ => return None,
     };
     Some(r)
@@ -45,7 +52,11 @@ fn per_dim(v: Option<Vec<i64>>, n: usize, default: &[i64]) -> Vec<i64> {
 fn pooled_size(input: i64, k: i64, s: i64, p: i64, d: i64, ceil: bool) -> i64 {
     let eff = d * (k - 1) + 1;
     let num = input + 2 * p - eff;
-    let mut out = if ceil { (num + s - 1).div_euclid(s) + 1 } else { num.div_euclid(s) + 1 };
+    let mut out = if ceil {
+        (num + s - 1).div_euclid(s) + 1
+    } else {
+        num.div_euclid(s) + 1
+    };
     if ceil && (out - 1) * s >= input + p {
         out -= 1;
     }
@@ -62,7 +73,10 @@ struct Window {
 fn window(op: &AtenOp, x: &TValue, n: usize) -> LResult<Window> {
     let r = x.rank();
     if r < n + 1 {
-        return Err(LowerError::Invalid(format!("pooling input {} has too few dims", x.ty)));
+        return Err(LowerError::Invalid(format!(
+            "pooling input {} has too few dims",
+            x.ty
+        )));
     }
     let lead = r - n;
     let k = per_dim(op.ints_opt("kernel_size"), n, &[]);
@@ -118,7 +132,11 @@ fn avg_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let n = spatial_dims(op);
     let w = window(op, x, n)?;
     let count_include_pad = op.bool_or("count_include_pad", true);
-    let compute = if x.dtype() == DType::F64 { DType::F64 } else { DType::F32 };
+    let compute = if x.dtype() == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    };
     let xf = e.convert(x, compute)?;
     let sum = e.reduce_window(&xf, 0.0, &w.params, ReduceKind::Add)?;
     let out = if let Some(div) = op.int_opt("divisor_override") {
@@ -177,7 +195,11 @@ fn adaptive_avg_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let n = spatial_dims(op);
     let r = x.rank();
     let lead = r - n;
-    let compute = if x.dtype() == DType::F64 { DType::F64 } else { DType::F32 };
+    let compute = if x.dtype() == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    };
     let mut cur = e.convert(x, compute)?;
     for i in 0..n {
         let dim = (lead + i) as i64;

@@ -9,7 +9,7 @@ use tpuc_runtime::DType;
 
 use super::elementwise::{splat, to_type};
 use super::op::norm_dim;
-use super::{AtenOp, LResult, LowerError};
+use super::{AtenOp, LResult};
 
 pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let r = match op.base() {
@@ -72,7 +72,13 @@ fn init_value(kind: ReduceKind, dtype: DType) -> f64 {
 }
 
 /// Reduces `x` (converted to `dtype`) over `dims`, then reshapes to `shape` (keepdim).
-fn reduce_to(e: &Emitter, x: &TValue, dims: &[i64], kind: ReduceKind, dtype: DType) -> LResult<TValue> {
+fn reduce_to(
+    e: &Emitter,
+    x: &TValue,
+    dims: &[i64],
+    kind: ReduceKind,
+    dtype: DType,
+) -> LResult<TValue> {
     let x = e.convert(x, dtype)?;
     if dims.is_empty() {
         return Ok(x);
@@ -84,7 +90,11 @@ fn reduce_op(op: &AtenOp, e: &Emitter, kind: ReduceKind) -> LResult<Vec<TValue>>
     let ty = op.result(0)?;
     let x = op.first_tensor()?;
     let dims = reduce_dims(op, x.rank())?;
-    let acc = if matches!(kind, ReduceKind::Max | ReduceKind::Min) { ty.dtype } else { accumulator(ty.dtype) };
+    let acc = if matches!(kind, ReduceKind::Max | ReduceKind::Min) {
+        ty.dtype
+    } else {
+        accumulator(ty.dtype)
+    };
     let r = reduce_to(e, x, &dims, kind, acc)?;
     let r = e.convert(&r, ty.dtype)?;
     Ok(vec![e.reshape(&r, &ty.shape)?])
@@ -108,10 +118,18 @@ fn max_min(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     match op.int_opt("dim") {
         None => {
             // Full reduction to a scalar; NaN propagates through maximum/minimum.
-            let kind = if take_max { ReduceKind::Max } else { ReduceKind::Min };
+            let kind = if take_max {
+                ReduceKind::Max
+            } else {
+                ReduceKind::Min
+            };
             let dims: Vec<i64> = (0..x.rank() as i64).collect();
             let init = if x.dtype().is_float() {
-                if take_max { f64::NEG_INFINITY } else { f64::INFINITY }
+                if take_max {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
             } else {
                 init_value(kind, x.dtype())
             };
@@ -185,7 +203,11 @@ fn correction(op: &AtenOp) -> f64 {
         return c;
     }
     if op.attr("unbiased").is_some() {
-        return if op.bool_or("unbiased", true) { 1.0 } else { 0.0 };
+        return if op.bool_or("unbiased", true) {
+            1.0
+        } else {
+            0.0
+        };
     }
     1.0
 }
@@ -195,7 +217,11 @@ fn var_std(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let x = op.first_tensor()?;
     let dims = reduce_dims(op, x.rank())?;
     let (var, _) = variance(e, x, &dims, correction(op))?;
-    let r = if op.base() == "aten.std" { e.unary("stablehlo.sqrt", &var)? } else { var };
+    let r = if op.base() == "aten.std" {
+        e.unary("stablehlo.sqrt", &var)?
+    } else {
+        var
+    };
     let r = e.convert(&r, ty.dtype)?;
     Ok(vec![e.reshape(&r, &ty.shape)?])
 }
@@ -207,7 +233,10 @@ fn var_mean(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let (vt, mt) = (op.result(0)?, op.result(1)?);
     let var = e.convert(&var, vt.dtype)?;
     let mean = e.convert(&mean, mt.dtype)?;
-    Ok(vec![e.reshape(&var, &vt.shape)?, e.reshape(&mean, &mt.shape)?])
+    Ok(vec![
+        e.reshape(&var, &vt.shape)?,
+        e.reshape(&mean, &mt.shape)?,
+    ])
 }
 
 /// Numerically stable softmax along `dim`: exp(x - max) / sum.
@@ -218,7 +247,11 @@ fn softmax(op: &AtenOp, e: &Emitter, log: bool) -> LResult<Vec<TValue>> {
     let compute = accumulator(ty.dtype).max_float(accumulator(x.dtype()));
     let xf = e.convert(x, compute)?;
     if xf.rank() == 0 {
-        let v = if log { splat(e, &xf.ty, 0.0)? } else { splat(e, &xf.ty, 1.0)? };
+        let v = if log {
+            splat(e, &xf.ty, 0.0)?
+        } else {
+            splat(e, &xf.ty, 1.0)?
+        };
         return Ok(vec![e.convert(&v, ty.dtype)?]);
     }
     let kept: Vec<i64> = (0..xf.rank() as i64).filter(|&d| d != dim).collect();
@@ -244,11 +277,17 @@ fn logsumexp(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let dims = reduce_dims(op, x.rank())?;
     let compute = accumulator(ty.dtype);
     let xf = e.convert(x, compute)?;
-    let kept: Vec<i64> = (0..xf.rank() as i64).filter(|d| !dims.contains(d)).collect();
+    let kept: Vec<i64> = (0..xf.rank() as i64)
+        .filter(|d| !dims.contains(d))
+        .collect();
     let m = e.reduce(&xf, f64::NEG_INFINITY, &dims, ReduceKind::Max)?;
     // Guard infinite maxima so that all -inf rows give -inf, not NaN.
     let finite = e.unary("stablehlo.abs", &m)?;
-    let is_inf = e.compare(tpuc_dialects::stablehlo::Cmp::Eq, &finite, &splat(e, &m.ty, f64::INFINITY)?)?;
+    let is_inf = e.compare(
+        tpuc_dialects::stablehlo::Cmp::Eq,
+        &finite,
+        &splat(e, &m.ty, f64::INFINITY)?,
+    )?;
     let m_safe = e.select(&is_inf, &splat(e, &m.ty, 0.0)?, &m)?;
     let mb = e.broadcast_in_dim(&m_safe, xf.shape(), &kept)?;
     let ex = e.unary("stablehlo.exponential", &e.sub(&xf, &mb)?)?;
@@ -300,16 +339,15 @@ impl MaxFloat for DType {
             _ if d.is_float() => 1,
             _ => 0,
         };
-        let best = if rank(self) >= rank(other) { self } else { other };
+        let best = if rank(self) >= rank(other) {
+            self
+        } else {
+            other
+        };
         if best.is_float() {
             best
         } else {
             DType::F32
         }
     }
-}
-
-#[allow(dead_code)]
-fn unsupported(what: &str) -> LowerError {
-    LowerError::Unsupported(what.to_string())
 }

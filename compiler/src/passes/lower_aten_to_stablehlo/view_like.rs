@@ -12,20 +12,38 @@ use super::{AtenOp, LResult, LowerError};
 
 pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let r = match op.base() {
-        "aten.view" | "aten.reshape" | "aten._unsafe_view" | "aten.view_copy" | "aten.flatten" | "aten.unflatten"
-        | "aten.unsqueeze" | "aten.unsqueeze_copy" | "aten.squeeze" | "aten.squeeze_copy" | "aten._reshape_alias"
-        | "aten.view_as" | "aten.reshape_as" => reshape(op, e),
+        "aten.view"
+        | "aten.reshape"
+        | "aten._unsafe_view"
+        | "aten.view_copy"
+        | "aten.flatten"
+        | "aten.unflatten"
+        | "aten.unsqueeze"
+        | "aten.unsqueeze_copy"
+        | "aten.squeeze"
+        | "aten.squeeze_copy"
+        | "aten._reshape_alias"
+        | "aten.view_as"
+        | "aten.reshape_as" => reshape(op, e),
         "aten.permute" | "aten.permute_copy" => permute(op, e),
-        "aten.transpose" | "aten.transpose_copy" | "aten.swapaxes" | "aten.swapdims" => transpose(op, e),
+        "aten.transpose" | "aten.transpose_copy" | "aten.swapaxes" | "aten.swapdims" => {
+            transpose(op, e)
+        }
         "aten.t" | "aten.t_copy" | "aten.numpy_T" => t(op, e),
         "aten.movedim" => movedim(op, e),
-        "aten.expand" | "aten.expand_copy" | "aten.expand_as" | "aten.broadcast_to" => expand(op, e),
+        "aten.expand" | "aten.expand_copy" | "aten.expand_as" | "aten.broadcast_to" => {
+            expand(op, e)
+        }
         "aten.slice" | "aten.slice_copy" => slice(op, e),
         "aten.narrow" | "aten.narrow_copy" => narrow(op, e),
         "aten.select" | "aten.select_copy" => select(op, e),
         "aten.cat" | "aten.concat" | "aten.concatenate" => cat(op, e),
         "aten.stack" => stack(op, e),
-        "aten.split" | "aten.split_with_sizes" | "aten.chunk" | "aten.tensor_split" | "aten.split_copy"
+        "aten.split"
+        | "aten.split_with_sizes"
+        | "aten.chunk"
+        | "aten.tensor_split"
+        | "aten.split_copy"
         | "aten.split_with_sizes_copy" => split(op, e),
         "aten.unbind" | "aten.unbind_copy" => unbind(op, e),
         "aten.constant_pad_nd" | "aten.pad" => pad(op, e),
@@ -82,8 +100,16 @@ fn t(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
 fn movedim(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let x = op.first_tensor()?;
     let r = x.rank();
-    let src = op.ints("source")?.iter().map(|&d| norm_dim(d, r)).collect::<LResult<Vec<_>>>()?;
-    let dst = op.ints("destination")?.iter().map(|&d| norm_dim(d, r)).collect::<LResult<Vec<_>>>()?;
+    let src = op
+        .ints("source")?
+        .iter()
+        .map(|&d| norm_dim(d, r))
+        .collect::<LResult<Vec<_>>>()?;
+    let dst = op
+        .ints("destination")?
+        .iter()
+        .map(|&d| norm_dim(d, r))
+        .collect::<LResult<Vec<_>>>()?;
     let mut perm = vec![-1i64; r];
     for (s, d) in src.iter().zip(&dst) {
         perm[*d as usize] = *s;
@@ -114,7 +140,11 @@ fn slice(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let dim = norm_dim(op.int_or("dim", 0), x.rank())? as usize;
     let size = x.shape()[dim];
     let start = clamp_bound(op.int_opt("start").unwrap_or(0), size);
-    let end = clamp_bound(op.int_opt("end").unwrap_or(i64::MAX).min(i64::MAX / 2), size).max(start);
+    let end = clamp_bound(
+        op.int_opt("end").unwrap_or(i64::MAX).min(i64::MAX / 2),
+        size,
+    )
+    .max(start);
     let step = op.int_or("step", 1);
     if step < 1 {
         return Err(LowerError::Invalid("slice step must be positive".into()));
@@ -149,7 +179,9 @@ fn select(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let index = op.int("index")?;
     let index = if index < 0 { index + size } else { index };
     if index < 0 || index >= size {
-        return Err(LowerError::Invalid(format!("index {index} out of range for dimension of size {size}")));
+        return Err(LowerError::Invalid(format!(
+            "index {index} out of range for dimension of size {size}"
+        )));
     }
     let mut starts = vec![0; x.rank()];
     let mut limits = x.shape().to_vec();
@@ -169,7 +201,10 @@ fn cat(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         .filter(|t| !(t.rank() == 1 && t.shape()[0] == 0 && ty.rank() != 1))
         .map(|t| Ok(e.convert(t, ty.dtype)?))
         .collect::<LResult<Vec<_>>>()?;
-    let refs: Vec<&TValue> = parts.iter().filter(|t| t.shape()[dim as usize] > 0).collect();
+    let refs: Vec<&TValue> = parts
+        .iter()
+        .filter(|t| t.shape()[dim as usize] > 0)
+        .collect();
     if refs.is_empty() {
         return Ok(vec![splat(e, ty, 0.0)?]);
     }
@@ -209,7 +244,9 @@ fn split(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         offset += len;
     }
     if offset != x.shape()[dim] {
-        return Err(LowerError::Invalid("split pieces do not cover the dimension".into()));
+        return Err(LowerError::Invalid(
+            "split pieces do not cover the dimension".into(),
+        ));
     }
     Ok(out)
 }
@@ -233,7 +270,9 @@ fn pad(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let x = op.first_tensor()?;
     if let Some(mode) = op.string_opt("mode") {
         if mode != "constant" {
-            return Err(LowerError::Unsupported(format!("padding mode `{mode}` is not supported yet (constant only)")));
+            return Err(LowerError::Unsupported(format!(
+                "padding mode `{mode}` is not supported yet (constant only)"
+            )));
         }
     }
     let pads = op.ints("pad")?;
@@ -264,7 +303,7 @@ fn flip(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         "stablehlo.reverse",
         &[x],
         &[("dimensions", tpuc_dialects::stablehlo::i64_array(&dims))],
-        &[x.ty.clone()],
+        std::slice::from_ref(&x.ty),
     )?;
     Ok(v)
 }
