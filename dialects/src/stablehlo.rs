@@ -605,12 +605,11 @@ impl<'c> Emitter<'c> {
 
     pub fn dot_general(&self, lhs: &TValue, rhs: &TValue, dims: &DotDims) -> Result<TValue> {
         let out = infer_dot_general(&lhs.ty, &rhs.ty, dims)?;
-        self.one(
-            "stablehlo.dot_general",
-            &[lhs, rhs],
-            &[("dot_dimension_numbers", dot_dims_attr(dims))],
-            out,
-        )
+        let mut attrs = vec![("dot_dimension_numbers", dot_dims_attr(dims))];
+        if let Some(p) = precision_config(lhs.dtype()) {
+            attrs.push(("precision_config", p));
+        }
+        self.one("stablehlo.dot_general", &[lhs, rhs], &attrs, out)
     }
 
     pub fn convolution(&self, input: &TValue, kernel: &TValue, p: &ConvParams) -> Result<TValue> {
@@ -633,7 +632,10 @@ impl<'c> Emitter<'c> {
                 ("rhs_dilation", i64_array(&p.rhs_dilation)),
                 ("feature_group_count", format!("{} : i64", p.feature_groups)),
                 ("batch_group_count", "1 : i64".to_string()),
-            ],
+            ]
+            .into_iter()
+            .chain(precision_config(input.dtype()).map(|p| ("precision_config", p)))
+            .collect::<Vec<_>>(),
             out,
         )
     }
@@ -840,6 +842,13 @@ pub fn integer_bounds(dtype: DType) -> (f64, f64) {
         DType::Bool => (0.0, 1.0),
         _ => (f64::NEG_INFINITY, f64::INFINITY),
     }
+}
+
+/// f32 and f64 contractions ask for full precision: PyTorch computes them in full
+/// precision, while TPUs default to bf16 passes for f32 matmuls.
+fn precision_config(dtype: DType) -> Option<String> {
+    matches!(dtype, DType::F32 | DType::F64)
+        .then(|| "[#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]".to_string())
 }
 
 pub fn dot_dims_attr(d: &DotDims) -> String {

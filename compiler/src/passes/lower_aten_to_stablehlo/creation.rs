@@ -51,7 +51,8 @@ fn fill(op: &AtenOp, e: &Emitter, value: Option<f64>) -> LResult<Vec<TValue>> {
     Ok(vec![splat(e, ty, v)?])
 }
 
-/// `start + step * iota`, computed in f64 for floats (as PyTorch does) or i64.
+/// `start + step * iota`, in i64 for integer results, f64 for f64 and f32 otherwise
+/// (TPUs have no f64; f32 is exact for the indices of any practical range).
 fn arange(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
     if ty.rank() != 1 {
@@ -62,7 +63,11 @@ fn arange(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let start = op.number_or("start", 0.0);
     let step = op.number_or("step", 1.0);
     let all_int = !ty.dtype.is_float();
-    let compute = if all_int { DType::I64 } else { DType::F64 };
+    let compute = match ty.dtype {
+        _ if all_int => DType::I64,
+        DType::F64 => DType::F64,
+        _ => DType::F32,
+    };
     let it = TensorType::new(ty.shape.clone(), compute);
     let i = e.iota(&it, 0)?;
     let v = e.add(&e.mul(&i, &splat(e, &it, step)?)?, &splat(e, &it, start)?)?;
