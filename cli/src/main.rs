@@ -131,6 +131,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         } else {
                             MissingWeights::ZeroFill
                         },
+                        progress: terminal_progress(),
                     };
                     let report = tpuc_compiler::compile(&model, &output, &options)
                         .map_err(|e| e.to_string())?;
@@ -208,6 +209,34 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             atol,
         ),
     }
+}
+
+/// Progress on stderr when it is a terminal: stages, then weight megabytes (redrawn
+/// at most every 1% so huge checkpoints do not flood the terminal).
+fn terminal_progress() -> Option<tpuc_compiler::ProgressFn> {
+    use std::io::IsTerminal;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let last = AtomicU64::new(u64::MAX);
+    Some(std::sync::Arc::new(
+        move |p: tpuc_compiler::Progress| match p {
+            tpuc_compiler::Progress::Loading => eprint!("\rreading model..."),
+            tpuc_compiler::Progress::Lowering => eprint!("\rlowering to StableHLO..."),
+            tpuc_compiler::Progress::Weights { done, total } => {
+                let pct = if total == 0 { 100 } else { done * 100 / total };
+                if last.swap(pct, Ordering::Relaxed) != pct {
+                    eprint!(
+                        "\rwriting weights: {:.1} / {:.1} MB ({pct}%)   ",
+                        done as f64 / 1e6,
+                        total as f64 / 1e6
+                    );
+                }
+            }
+            tpuc_compiler::Progress::Done => eprint!("\r\x1b[2K"),
+        },
+    ))
 }
 
 /// Writes `--emit mlir` output without ever replacing the input model.

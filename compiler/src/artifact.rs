@@ -18,7 +18,9 @@ use tpuc_runtime::manifest::{
 use tpuc_runtime::DType;
 
 use crate::frontend::{ExportedModel, InputKind};
-use crate::{CompileError, CompileOptions, CompileReport, MissingWeights, STABLEHLO_VERSION};
+use crate::{
+    CompileError, CompileOptions, CompileReport, MissingWeights, Progress, STABLEHLO_VERSION,
+};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const PROGRAM_FILE: &str = "program.mlir";
@@ -128,6 +130,7 @@ fn write_safetensors(
     model: &ExportedModel,
     entries: &[WeightEntry],
     path: &Path,
+    options: &CompileOptions,
 ) -> Result<(String, usize), CompileError> {
     let mut sorted: Vec<&WeightEntry> = entries.iter().collect();
     sorted.sort_by(|a, b| a.key.cmp(&b.key));
@@ -163,10 +166,20 @@ fn write_safetensors(
         .map_err(&err)?;
     w.write_all(text.as_bytes()).map_err(&err)?;
     let mut zero_filled = 0;
+    let total: u64 = entries.iter().map(|e| e.bytes).sum();
+    let start = w.written;
+    options.report(Progress::Weights { done: 0, total });
     for e in &sorted {
         let before = w.written;
         let found = model
-            .stream_weight(&e.arg, &mut |chunk| w.write_all(chunk))
+            .stream_weight(&e.arg, &mut |chunk| {
+                w.write_all(chunk)?;
+                options.report(Progress::Weights {
+                    done: w.written - start,
+                    total,
+                });
+                Ok(())
+            })
             .map_err(&err)?;
         if !found {
             zero_filled += 1;
@@ -265,7 +278,7 @@ pub fn write(
         let program_path = tmp.join(PROGRAM_FILE);
         std::fs::write(&program_path, program).map_err(io_err(&program_path))?;
         let (weights_sha, zero_filled) =
-            write_safetensors(model, &weights, &tmp.join(WEIGHTS_FILE))?;
+            write_safetensors(model, &weights, &tmp.join(WEIGHTS_FILE), options)?;
         let manifest = Manifest {
             format_version: FORMAT_VERSION,
             tpuc_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -120,10 +120,48 @@ pub enum MissingWeights {
     AsInputs,
 }
 
-#[derive(Debug, Clone, Default)]
+/// A stage of a compile, reported to [`CompileOptions::progress`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Reading the model (archive index, graph JSON, weight metadata).
+    Loading,
+    /// Import and the pass pipeline.
+    Lowering,
+    /// Weights written so far, of the total, in bytes.
+    Weights {
+        done: u64,
+        total: u64,
+    },
+    Done,
+}
+
+/// Receives progress events; the CLI draws them on a terminal.
+pub type ProgressFn = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;
+
+#[derive(Clone, Default)]
 pub struct CompileOptions {
     pub target: Target,
     pub missing_weights: MissingWeights,
+    /// Called as the compile advances (weights: after each written chunk).
+    pub progress: Option<ProgressFn>,
+}
+
+impl CompileOptions {
+    fn report(&self, p: Progress) {
+        if let Some(f) = &self.progress {
+            f(p);
+        }
+    }
+}
+
+impl std::fmt::Debug for CompileOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompileOptions")
+            .field("target", &self.target)
+            .field("missing_weights", &self.missing_weights)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 /// What a successful compile produced.
@@ -179,11 +217,15 @@ pub fn compile(
     options: &CompileOptions,
 ) -> Result<CompileReport, CompileError> {
     artifact::check_output_path(input, output)?;
+    options.report(Progress::Loading);
     let model = frontend::load(input)?;
+    options.report(Progress::Lowering);
     let ctx = new_context();
     let module = lower_to_stablehlo(&ctx, &model)?;
     let program = print_module(&module)?;
-    artifact::write(&model, &program, output, options)
+    let report = artifact::write(&model, &program, output, options)?;
+    options.report(Progress::Done);
+    Ok(report)
 }
 
 /// Compiles to StableHLO text only (`tpuc compile --emit mlir`).
