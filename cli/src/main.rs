@@ -225,7 +225,7 @@ fn terminal_progress() -> Option<tpuc_compiler::ProgressFn> {
             tpuc_compiler::Progress::Loading => eprint!("\rreading model..."),
             tpuc_compiler::Progress::Lowering => eprint!("\rlowering to StableHLO..."),
             tpuc_compiler::Progress::Weights { done, total } => {
-                let pct = if total == 0 { 100 } else { done * 100 / total };
+                let pct = (done * 100).checked_div(total).unwrap_or(100);
                 if last.swap(pct, Ordering::Relaxed) != pct {
                     eprint!(
                         "\rwriting weights: {:.1} / {:.1} MB ({pct}%)   ",
