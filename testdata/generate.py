@@ -298,6 +298,128 @@ def build_llama():
     )
 
 
+class MlpBf16(nn.Module):
+    """bfloat16 MLP behind an f32 interface (numpy has no bfloat16): the input
+    is cast to bf16 inside forward and the output back to f32."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.act = nn.GELU(approximate="tanh")
+        self.fc2 = nn.Linear(32, 8)
+        self.ln = nn.LayerNorm(8)
+
+    def forward(self, x):
+        h = x.to(torch.bfloat16)
+        h = self.fc2(self.act(self.fc1(h)))
+        h = torch.softmax(self.ln(h), dim=-1)
+        return h.float()
+
+
+def build_mlp_bf16():
+    torch.manual_seed(0)
+    model = MlpBf16().to(torch.bfloat16).eval()
+    x = torch.randn(2, 16)
+    return (
+        model,
+        (x,),
+        "Linear(16,32)-GELU(tanh)-Linear(32,8)-LayerNorm(8)-softmax(-1) with bfloat16 weights. "
+        "Input and output are f32 (numpy has no bfloat16): forward casts x to bf16 and "
+        "returns out.float(); everything in between is bf16. Expected output is eager "
+        "PyTorch CPU bf16 (its rounding, not an f32 reference).",
+    )
+
+
+class IntOps(nn.Module):
+    """Integer / bool semantics: promotion, floor division, remainder of
+    negatives, where, logical ops, integer reductions, clamp, casts."""
+
+    def forward(self, a, b, m):
+        return (
+            a + b,  # i32 + i64 -> i64
+            torch.div(b, 3, rounding_mode="floor"),  # floor, not trunc, for negatives
+            torch.remainder(a, 3),  # sign of the divisor (Python %), for negatives
+            torch.where(m, a, -a),
+            (a > 0) & m,
+            torch.cumsum(a, dim=1),  # i32 -> i64
+            a.argmax(dim=1),
+            a.sum(dim=0),  # i32 -> i64
+            a.to(torch.float32) / 2,
+            torch.bitwise_not(m),
+            a.max(dim=1).values,
+            torch.clamp(a, -2, 2),
+            b * 2 - 1,
+            (a == 0).any(dim=1),
+        )
+
+
+def build_int_ops():
+    a = torch.tensor(
+        [[-5, -3, 0, 2, 7], [0, 4, -1, -6, 3], [9, -2, 5, 1, -8]], dtype=torch.int32
+    )
+    b = torch.tensor(
+        [[7, -4, 10, -11, 3], [1, -1, 6, -9, 12], [-2, 5, -7, 8, -3]], dtype=torch.int64
+    )
+    m = torch.tensor(
+        [[1, 0, 1, 1, 0], [0, 0, 1, 0, 1], [1, 1, 0, 0, 1]], dtype=torch.bool
+    )
+    return (
+        IntOps(),
+        (a, b, m),
+        "No parameters. Inputs: a int32 [3,5] (negatives and zeros), b int64 [3,5] "
+        "(nonzero, negatives), m bool [3,5]. 14 outputs, in order: a+b (i32+i64 -> i64), "
+        "div(b,3,rounding_mode='floor'), remainder(a,3) (result has the divisor's sign), "
+        "where(m,a,-a), (a>0)&m, cumsum(a,1) (-> i64), argmax(a,1), sum(a,0) (-> i64), "
+        "a.float()/2, bitwise_not(m), max(a,1).values, clamp(a,-2,2), b*2-1, "
+        "(a==0).any(1). Row maxima of a are unique (no argmax ties); row 2 of a has no zero, so (a==0).any(1) is [True, True, False].",
+    )
+
+
+class Indexing(nn.Module):
+    """Indexing, slicing, gathers, shape ops and a few reductions."""
+
+    def forward(self, x, idx, g):
+        return (
+            x[idx],
+            x[:, idx],
+            x[:, 1:5:2, -3:],
+            x[..., 0],
+            torch.gather(x, 1, g),
+            torch.index_select(x, 2, idx.abs()),
+            x.flip(0),
+            x.permute(2, 0, 1).reshape(5, -1),
+            torch.cat([x, x * 2], dim=-1),
+            torch.stack([x[0], x[1]], dim=1),
+            x.chunk(3, dim=1)[1],
+            F.pad(x, (1, 2)),
+            x.repeat(1, 2, 1),
+            torch.tril(x[0]),
+            x.mean(dim=(0, 2), keepdim=True),
+            x.var(dim=1),
+            F.log_softmax(x, dim=0),
+            x.amax(dim=-1),
+        )
+
+
+def build_indexing():
+    torch.manual_seed(0)
+    x = torch.randn(4, 6, 5)
+    idx = torch.tensor([3, -1, 0], dtype=torch.int64)
+    gen = torch.Generator().manual_seed(1234)
+    g = torch.randint(0, 6, (4, 2, 5), generator=gen, dtype=torch.int64)
+    return (
+        Indexing(),
+        (x, idx, g),
+        "No parameters. Inputs: x f32 [4,6,5], idx int64 [3] = [3,-1,0] (a negative "
+        "index), g int64 [4,2,5] in [0,6) (gather along dim 1). 18 f32 outputs, in order: "
+        "x[idx], x[:,idx], x[:,1:5:2,-3:], x[...,0], gather(x,1,g), "
+        "index_select(x,2,idx.abs()), x.flip(0), x.permute(2,0,1).reshape(5,-1), "
+        "cat([x,x*2],-1), stack([x[0],x[1]],1), x.chunk(3,1)[1], F.pad(x,(1,2)), "
+        "x.repeat(1,2,1), tril(x[0]), x.mean((0,2),keepdim=True), x.var(1) (unbiased), "
+        "log_softmax(x,0), x.amax(-1).",
+    )
+
+
 MODELS = collections.OrderedDict(
     [
         ("mlp", build_mlp),
@@ -309,6 +431,9 @@ MODELS = collections.OrderedDict(
         ("gpt2", build_gpt2),
         ("bert", build_bert),
         ("llama", build_llama),
+        ("mlp_bf16", build_mlp_bf16),
+        ("int_ops", build_int_ops),
+        ("indexing", build_indexing),
     ]
 )
 

@@ -178,7 +178,10 @@ fn padding_attr(padding: &[(i64, i64)]) -> String {
 pub fn scalar_literal(dtype: DType, value: f64) -> String {
     match dtype {
         DType::Bool => (if value != 0.0 { "true" } else { "false" }).to_string(),
-        d if d.is_integer() => format!("{}", value as i64),
+        d if d.is_integer() => {
+            let (lo, hi) = integer_bounds(d);
+            format!("{}", value.clamp(lo, hi) as i64)
+        }
         _ if value.is_finite() => match dtype {
             DType::F64 => format!("{value:.17e}"),
             _ => format!("{:.9e}", value as f32),
@@ -463,6 +466,17 @@ impl<'c> Emitter<'c> {
         )
     }
 
+    /// Reverses the order of elements along `dims`.
+    pub fn reverse(&self, x: &TValue, dims: &[i64]) -> Result<TValue> {
+        check_dims("stablehlo.reverse", dims, x.rank())?;
+        self.one(
+            "stablehlo.reverse",
+            &[x],
+            &[("dimensions", i64_array(dims))],
+            x.ty.clone(),
+        )
+    }
+
     pub fn pad(
         &self,
         x: &TValue,
@@ -604,7 +618,19 @@ impl<'c> Emitter<'c> {
     // ---- contractions --------------------------------------------------------------
 
     pub fn dot_general(&self, lhs: &TValue, rhs: &TValue, dims: &DotDims) -> Result<TValue> {
-        let out = infer_dot_general(&lhs.ty, &rhs.ty, dims)?;
+        self.dot_general_to(lhs, rhs, dims, lhs.dtype())
+    }
+
+    /// `dot_general` whose result has element type `result` (e.g. f32 accumulation of
+    /// bf16 operands, as PyTorch's reduced-precision matmuls do).
+    pub fn dot_general_to(
+        &self,
+        lhs: &TValue,
+        rhs: &TValue,
+        dims: &DotDims,
+        result: DType,
+    ) -> Result<TValue> {
+        let out = infer_dot_general(&lhs.ty, &rhs.ty, dims)?.with_dtype(result);
         let mut attrs = vec![("dot_dimension_numbers", dot_dims_attr(dims))];
         if let Some(p) = precision_config(lhs.dtype()) {
             attrs.push(("precision_config", p));
@@ -686,20 +712,9 @@ impl<'c> Emitter<'c> {
         let out = infer_reduce(&x.ty, &[dim])?;
         let idx_ty = x.ty.with_dtype(DType::I64);
         let indices = self.iota(&idx_ty, dim)?;
-        let init_v = self.scalar(
-            x.dtype(),
-            if take_max {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            },
-        )?;
-        let init_v = if x.dtype().is_float() {
-            init_v
-        } else {
-            let (lo, hi) = integer_bounds(x.dtype());
-            self.scalar(x.dtype(), if take_max { lo } else { hi })?
-        };
+        // Identity of the comparison: -inf/+inf for floats, the type's bounds otherwise.
+        let (lo, hi) = integer_bounds(x.dtype());
+        let init_v = self.scalar(x.dtype(), if take_max { lo } else { hi })?;
         let init_i = self.scalar(DType::I64, 0.0)?;
         let sv = TensorType::scalar(x.dtype());
         let si = TensorType::scalar(DType::I64);

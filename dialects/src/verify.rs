@@ -74,6 +74,7 @@ const OTHER_KNOWN: &[&str] = &[
     "stablehlo.reduce_window",
     "stablehlo.reshape",
     "stablehlo.return",
+    "stablehlo.reverse",
     "stablehlo.select",
     "stablehlo.slice",
     "stablehlo.transpose",
@@ -238,6 +239,9 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
                 return Err("select needs a predicate and two operands of one shape".to_string());
             }
             expect(result, &operands[1])?;
+        }
+        "stablehlo.reverse" => {
+            expect(result, operands.first().ok_or("missing operand")?)?;
         }
         "stablehlo.reshape" => {
             let x = operands.first().ok_or("missing operand")?;

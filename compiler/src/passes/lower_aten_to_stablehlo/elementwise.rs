@@ -101,6 +101,15 @@ pub fn result_type(operands: &[Operand]) -> DType {
     best.unwrap_or(DType::F32)
 }
 
+/// The type arithmetic is carried out in for a result of type `ty`: PyTorch computes
+/// f16/bf16 math in f32 and rounds once per op, so do we.
+pub fn compute_type(ty: &TensorType) -> TensorType {
+    match ty.dtype {
+        DType::F16 | DType::Bf16 => ty.with_dtype(DType::F32),
+        _ => ty.clone(),
+    }
+}
+
 /// Converts `x` to `ty`'s dtype and broadcasts it to `ty`'s shape.
 pub fn to_type(e: &Emitter, x: &TValue, ty: &TensorType) -> LResult<TValue> {
     let c = e.convert(x, ty.dtype)?;
@@ -395,8 +404,8 @@ fn unary_with(
     f: impl Fn(&Emitter, &TValue) -> LResult<TValue>,
 ) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
-    let x = to_type(e, op.first_tensor()?, ty)?;
-    Ok(vec![f(e, &x)?])
+    let x = to_type(e, op.first_tensor()?, &compute_type(ty))?;
+    Ok(vec![e.convert(&f(e, &x)?, ty.dtype)?])
 }
 
 fn unary(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
@@ -511,7 +520,8 @@ fn bitwise_not(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
 
 /// Binary arithmetic in the result dtype, with broadcasting; scalars become constants.
 fn arith(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
-    let ty = op.result(0)?;
+    let result = op.result(0)?;
+    let ty = &compute_type(result);
     let a = arg_as(op, e, "self", ty)?;
     let b = arg_as(op, e, "other", ty)?;
     let name = match (name, ty.dtype) {
@@ -520,11 +530,12 @@ fn arith(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
         }
         (n, _) => n,
     };
-    Ok(vec![e.binary(name, &a, &b)?])
+    Ok(vec![e.convert(&e.binary(name, &a, &b)?, result.dtype)?])
 }
 
 fn add_sub(op: &AtenOp, e: &Emitter, base: &str) -> LResult<Vec<TValue>> {
-    let ty = op.result(0)?;
+    let result = op.result(0)?;
+    let ty = &compute_type(result);
     let a = arg_as(op, e, "self", ty)?;
     let b = arg_as(op, e, "other", ty)?;
     let alpha = op.number_or("alpha", 1.0);
@@ -535,12 +546,13 @@ fn add_sub(op: &AtenOp, e: &Emitter, base: &str) -> LResult<Vec<TValue>> {
             Ok(e.mul(x, &splat(e, ty, alpha)?)?)
         }
     };
-    Ok(vec![match base {
+    let r = match base {
         "aten.add" => e.add(&a, &scaled(&b)?)?,
         "aten.sub" => e.sub(&a, &scaled(&b)?)?,
         // rsub(self, other, alpha) = other - alpha * self
         _ => e.sub(&b, &scaled(&a)?)?,
-    }])
+    };
+    Ok(vec![e.convert(&r, result.dtype)?])
 }
 
 fn div(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
@@ -549,7 +561,7 @@ fn div(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     // True division of integers happens in floating point (the result dtype says so);
     // rounded division of integers stays integral.
     let compute = if ty.dtype.is_float() || mode.is_some() {
-        ty.clone()
+        compute_type(&ty)
     } else {
         ty.with_dtype(DType::F32)
     };
@@ -588,26 +600,28 @@ fn div(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
 }
 
 fn pow(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
-    let ty = op.result(0)?;
+    let result = op.result(0)?;
+    let ty = &compute_type(result);
+    let done = |v: TValue| -> LResult<Vec<TValue>> { Ok(vec![e.convert(&v, result.dtype)?]) };
     // Small integer exponents are exact as repeated multiplication, as in PyTorch.
     if let (Some(x), Some(p)) = (op.tensor_opt("self"), op.number_opt("exponent")) {
         let x = to_type(e, x, ty)?;
         if p == 2.0 {
-            return Ok(vec![e.mul(&x, &x)?]);
+            return done(e.mul(&x, &x)?);
         }
         if p == 1.0 {
-            return Ok(vec![x]);
+            return done(x);
         }
         if p == 0.5 && ty.dtype.is_float() {
-            return Ok(vec![e.unary("stablehlo.sqrt", &x)?]);
+            return done(e.unary("stablehlo.sqrt", &x)?);
         }
         if p == 3.0 {
-            return Ok(vec![e.mul(&e.mul(&x, &x)?, &x)?]);
+            return done(e.mul(&e.mul(&x, &x)?, &x)?);
         }
     }
     let a = arg_as(op, e, "self", ty)?;
     let b = arg_as(op, e, "exponent", ty)?;
-    Ok(vec![e.binary("stablehlo.power", &a, &b)?])
+    done(e.binary("stablehlo.power", &a, &b)?)
 }
 
 /// Python-style `remainder` (sign of the divisor) when `floor` is set, C `fmod` otherwise.

@@ -3,6 +3,7 @@
 
 use tpuc_dialects::stablehlo::{ConvParams, DotDims};
 use tpuc_dialects::{Emitter, TValue, TensorType};
+use tpuc_runtime::DType;
 
 use super::elementwise::{broadcast_shapes, splat, to_type};
 use super::{AtenOp, LResult, LowerError};
@@ -33,6 +34,22 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
 /// PyTorch `matmul` semantics: 1-D operands are promoted and the added dim removed,
 /// batch dims broadcast. `result` (from the graph) fixes the final shape and dtype.
 pub fn matmul(e: &Emitter, a: &TValue, b: &TValue, result: Option<&TensorType>) -> LResult<TValue> {
+    let dtype = result.map(|r| r.dtype).unwrap_or(a.dtype());
+    let acc = matmul_acc(e, a, b, result)?;
+    Ok(e.convert(&acc, dtype)?)
+}
+
+/// The accumulation dtype of a contraction producing `dtype`: f32 for f16/bf16
+/// (PyTorch accumulates reduced-precision matmuls in f32 and rounds once).
+fn accumulator(dtype: DType) -> DType {
+    match dtype {
+        DType::F16 | DType::Bf16 => DType::F32,
+        d => d,
+    }
+}
+
+/// [`matmul`] before the final rounding: the result is in the accumulation dtype.
+fn matmul_acc(e: &Emitter, a: &TValue, b: &TValue, result: Option<&TensorType>) -> LResult<TValue> {
     let dtype = result.map(|r| r.dtype).unwrap_or(a.dtype());
     let a = e.convert(a, dtype)?;
     let b = e.convert(b, dtype)?;
@@ -75,7 +92,7 @@ pub fn matmul(e: &Emitter, a: &TValue, b: &TValue, result: Option<&TensorType>) 
         lhs_contract: vec![nb + 1],
         rhs_contract: vec![nb],
     };
-    let out = e.dot_general(&a3, &b3, &dims)?;
+    let out = e.dot_general_to(&a3, &b3, &dims, accumulator(dtype))?;
     let mut shape = batch;
     if a.rank() > 1 {
         shape.push(m);
@@ -95,25 +112,26 @@ fn addmm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         "aten.baddbmm" => ("batch1", "batch2"),
         _ => ("mat", "vec"),
     };
-    let prod = matmul(e, op.tensor(l)?, op.tensor(r)?, Some(ty))?;
+    let prod = matmul_acc(e, op.tensor(l)?, op.tensor(r)?, Some(ty))?;
+    let acc = prod.ty.clone();
     let alpha = op.number_or("alpha", 1.0);
     let beta = op.number_or("beta", 1.0);
     let prod = if alpha != 1.0 {
-        e.mul(&prod, &splat(e, ty, alpha)?)?
+        e.mul(&prod, &splat(e, &acc, alpha)?)?
     } else {
         prod
     };
     if beta == 0.0 {
         // PyTorch ignores `self` (even NaN) when beta is 0.
-        return Ok(vec![prod]);
+        return Ok(vec![e.convert(&prod, ty.dtype)?]);
     }
-    let bias = to_type(e, op.tensor("self")?, ty)?;
+    let bias = to_type(e, op.tensor("self")?, &acc)?;
     let bias = if beta != 1.0 {
-        e.mul(&bias, &splat(e, ty, beta)?)?
+        e.mul(&bias, &splat(e, &acc, beta)?)?
     } else {
         bias
     };
-    Ok(vec![e.add(&bias, &prod)?])
+    Ok(vec![e.convert(&e.add(&bias, &prod)?, ty.dtype)?])
 }
 
 /// `input @ weight.T + bias`, contracting the last dim of input with dim 1 of weight.
@@ -127,7 +145,7 @@ fn linear(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             rhs_contract: vec![1],
             ..DotDims::default()
         };
-        e.dot_general(&x, &w, &dims)?
+        e.dot_general_to(&x, &w, &dims, accumulator(ty.dtype))?
     } else if w.rank() == 1 {
         let dims = DotDims {
             lhs_contract: vec![x.rank() as i64 - 1],
@@ -142,10 +160,11 @@ fn linear(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         )));
     };
     let out = e.reshape(&out, &ty.shape)?;
-    match op.tensor_opt("bias") {
-        Some(b) => Ok(vec![e.add(&out, &to_type(e, b, ty)?)?]),
-        None => Ok(vec![out]),
-    }
+    let out = match op.tensor_opt("bias") {
+        Some(b) => e.add(&out, &to_type(e, b, &out.ty)?)?,
+        None => out,
+    };
+    Ok(vec![e.convert(&out, ty.dtype)?])
 }
 
 /// Expands a per-spatial-dim list that may be given as a single value.
@@ -159,8 +178,11 @@ fn per_dim(v: Option<Vec<i64>>, n: usize, default: i64) -> Vec<i64> {
 
 fn convolution(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
-    let x = e.convert(op.tensor("input")?, ty.dtype)?;
-    let w = e.convert(op.tensor("weight")?, ty.dtype)?;
+    // Half-precision convolutions run in f32 (products of f16/bf16 values are exact in
+    // f32), matching PyTorch's f32 accumulation.
+    let cd = accumulator(ty.dtype);
+    let x = e.convert(op.tensor("input")?, cd)?;
+    let w = e.convert(op.tensor("weight")?, cd)?;
     if op.bool_or("transposed", false) {
         return Err(LowerError::Unsupported(
             "transposed convolution (ConvTranspose) is not supported yet".into(),
@@ -202,9 +224,10 @@ fn convolution(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     };
     let mut out = e.convolution(&x, &w, &params)?;
     if let Some(b) = op.tensor_opt("bias") {
-        let b = e.convert(b, ty.dtype)?;
+        let b = e.convert(b, cd)?;
         let bb = e.broadcast_in_dim(&b, out.shape(), &[1])?;
         out = e.add(&out, &bb)?;
     }
+    let out = e.convert(&out, ty.dtype)?;
     Ok(vec![e.reshape(&out, &ty.shape)?])
 }

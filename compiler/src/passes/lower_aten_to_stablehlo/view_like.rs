@@ -299,13 +299,7 @@ fn flip(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         .iter()
         .map(|&d| norm_dim(d, x.rank()))
         .collect::<LResult<Vec<_>>>()?;
-    let v = e.op(
-        "stablehlo.reverse",
-        &[x],
-        &[("dimensions", tpuc_dialects::stablehlo::i64_array(&dims))],
-        std::slice::from_ref(&x.ty),
-    )?;
-    Ok(v)
+    Ok(vec![e.reverse(x, &dims)?])
 }
 
 fn repeat(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
