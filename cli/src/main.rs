@@ -93,6 +93,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Panics are bugs; say so in one line instead of a backtrace dump.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("internal error (a tpuc bug; please report it with the input): {info}");
+    }));
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

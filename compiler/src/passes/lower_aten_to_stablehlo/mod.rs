@@ -234,7 +234,15 @@ fn lower_function<'c>(
                 TValue::from_value(r.into()).map_err(internal)
             })
             .collect::<Result<_, _>>()?;
-        let lowered = match lower_op(&aten, &e) {
+        // A lowering bug must not take the process down: a panic becomes an error that
+        // names the node.
+        let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower_op(&aten, &e)));
+        let attempt = attempt.unwrap_or_else(|_| {
+            Err(LowerError::Invalid(
+                "internal error: the lowering of this op panicked (please report it with this model)".into(),
+            ))
+        });
+        let lowered = match attempt {
             Ok(v) => v,
             Err(LowerError::UnknownTarget) => {
                 let entry = unsupported

@@ -235,6 +235,9 @@ fn split(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let mut offset = 0;
     let mut out = Vec::new();
     for ty in &op.results {
+        if ty.rank() != x.rank() {
+            return Err(LowerError::Invalid(format!("split piece {ty} does not match {}", x.ty)));
+        }
         let len = ty.shape[dim];
         let mut starts = vec![0; x.rank()];
         let mut limits = x.shape().to_vec();
@@ -306,6 +309,12 @@ fn repeat(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let x = op.first_tensor()?;
     let reps = op.ints("repeats")?;
     let ty = op.result(0)?;
+    if reps.len() < x.rank() {
+        return Err(LowerError::Invalid(format!(
+            "repeat needs at least {} repeat counts, got {reps:?}",
+            x.rank()
+        )));
+    }
     // Leading new dims, then each dim d becomes (rep, size) and is flattened.
     let lead = reps.len() - x.rank();
     let mut src_shape = vec![1; lead];
