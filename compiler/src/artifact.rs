@@ -216,6 +216,10 @@ pub fn write(
     let as_inputs = !model.has_weights() && options.missing_weights == MissingWeights::AsInputs;
     let mut arguments = Vec::new();
     let mut weights = Vec::new();
+    // Tied weights (one storage, several parameters) are stored once under the first
+    // name; every argument that shares it names that key.
+    let mut keys_by_identity: std::collections::HashMap<String, String> =
+        std::collections::HashMap::new();
     for spec in &graph.inputs {
         let meta = &graph.tensors[&spec.name];
         let kind = match spec.kind {
@@ -225,8 +229,18 @@ pub fn write(
             InputKind::UserInput => ArgumentKind::UserInput,
         };
         let is_weight = kind != ArgumentKind::UserInput && !as_inputs;
-        let key = spec.target.clone().unwrap_or_else(|| spec.name.clone());
-        if is_weight {
+        let mut key = spec.target.clone().unwrap_or_else(|| spec.name.clone());
+        let identity = model.weight_identity(&spec.name);
+        let shared = identity
+            .as_ref()
+            .and_then(|id| keys_by_identity.get(id))
+            .cloned();
+        if let (true, Some(existing)) = (is_weight, shared) {
+            key = existing;
+        } else if is_weight {
+            if let Some(id) = identity {
+                keys_by_identity.insert(id, key.clone());
+            }
             let n: i64 = meta.shape.iter().product();
             weights.push(WeightEntry {
                 arg: spec.name.clone(),

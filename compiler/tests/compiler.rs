@@ -458,3 +458,37 @@ fn output_never_overwrites_inputs_or_foreign_files() {
     assert!(artifact.join("manifest.json").is_file());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn tied_weights_are_stored_once() {
+    let out = temp_dir("tied");
+    let artifact = out.join("gpt2.tpuc");
+    tpuc_compiler::compile(
+        &model_path("gpt2", "exported"),
+        &artifact,
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    let m = tpuc_runtime::session::read_manifest(&artifact).unwrap();
+    let key_of = |name: &str| {
+        m.arguments
+            .iter()
+            .find(|a| a.name == name)
+            .and_then(|a| a.weight.clone())
+            .unwrap()
+    };
+    // GPT-2 ties the LM head to the token embedding: one storage in the archive.
+    assert_eq!(
+        key_of("p_inner_lm_head_weight"),
+        "inner.transformer.wte.weight"
+    );
+    assert_eq!(
+        key_of("p_inner_transformer_wte_weight"),
+        "inner.transformer.wte.weight"
+    );
+    let st =
+        tpuc_runtime::safetensors::SafeTensors::open(artifact.join("weights.safetensors")).unwrap();
+    assert!(st.get("inner.lm_head.weight").is_none());
+    assert!(st.get("inner.transformer.wte.weight").is_some());
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -54,13 +54,16 @@ pub fn compare(actual: &HostTensor, expected: &HostTensor, rtol: f64, atol: f64)
         if x == y {
             continue;
         }
+        // Unequal and one side NaN or infinite: always a mismatch (the bound below
+        // would be NaN or infinite and accept it).
+        let non_finite = !x.is_finite() || !y.is_finite();
         let d = (x - y).abs();
         let d = if d.is_nan() { f64::INFINITY } else { d };
         c.max_abs_error = c.max_abs_error.max(d);
         if *y != 0.0 {
             c.max_rel_error = c.max_rel_error.max(d / y.abs());
         }
-        if d > atol + rtol * y.abs() {
+        if non_finite || d > atol + rtol * y.abs() {
             c.mismatches += 1;
         }
     }
@@ -79,6 +82,10 @@ mod tests {
         assert!(c.passed(), "{c:?}");
         let bad = HostTensor::from_f32(&[3], &[1.1, 0.0, 0.0]);
         assert_eq!(compare(&bad, &e, 1e-4, 1e-5).mismatches, 2);
+        let inf = HostTensor::from_f32(&[3], &[f32::INFINITY, 0.0, f32::NAN]);
+        let finite = HostTensor::from_f32(&[3], &[1e30, 0.0, f32::NAN]);
+        assert_eq!(compare(&finite, &inf, 1e-4, 1e-5).mismatches, 1);
+        assert!(compare(&inf, &inf, 1e-4, 1e-5).passed());
         let other_shape = HostTensor::from_f32(&[1, 3], &[1.0, 0.0, f32::NAN]);
         assert!(!compare(&other_shape, &e, 1e-4, 1e-5).passed());
     }

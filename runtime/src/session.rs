@@ -103,6 +103,8 @@ impl Session {
         let mut slots = Vec::with_capacity(manifest.arguments.len());
         let mut user_inputs = Vec::new();
         let mut weight_tensors = Vec::new();
+        // Tied weights (several arguments naming one key) are uploaded once.
+        let mut uploaded: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, arg) in manifest.arguments.iter().enumerate() {
             if arg.kind == ArgumentKind::UserInput {
                 slots.push(Slot::User(user_inputs.len()));
@@ -133,6 +135,11 @@ impl Session {
                     describe(arg.dtype, &arg.shape)
                 )));
             }
+            if let Some(&slot) = uploaded.get(key) {
+                slots.push(Slot::Weight(slot));
+                continue;
+            }
+            uploaded.insert(key, weight_tensors.len());
             slots.push(Slot::Weight(weight_tensors.len()));
             weight_tensors.push(view);
         }

@@ -44,6 +44,20 @@ impl ExportedModel {
         matches!(self.weights, WeightSet::Archive { .. })
     }
 
+    /// An identity for the bytes of weight input `name`: equal for tied weights (the same
+    /// view of the same storage), `None` when the model carries no data for it.
+    pub fn weight_identity(&self, name: &str) -> Option<String> {
+        let WeightSet::Archive { stored, .. } = &self.weights else {
+            return None;
+        };
+        let st = stored.get(name)?;
+        let meta = self.graph.tensors.get(name)?;
+        Some(format!(
+            "{}|{:?}|{:?}|{}|{}",
+            st.entry, meta.shape, st.strides, st.storage_offset, meta.dtype
+        ))
+    }
+
     /// Streams the row-major bytes of weight input `name` to `sink`.
     /// Returns `Ok(false)` when the model carries no data for it.
     pub fn stream_weight(

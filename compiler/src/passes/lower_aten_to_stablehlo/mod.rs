@@ -236,7 +236,8 @@ fn lower_function<'c>(
             .collect::<Result<_, _>>()?;
         // A lowering bug must not take the process down: a panic becomes an error that
         // names the node.
-        let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower_op(&aten, &e)));
+        let attempt =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower_op(&aten, &e)));
         let attempt = attempt.unwrap_or_else(|_| {
             Err(LowerError::Invalid(
                 "internal error: the lowering of this op panicked (please report it with this model)".into(),

@@ -236,7 +236,10 @@ fn split(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let mut out = Vec::new();
     for ty in &op.results {
         if ty.rank() != x.rank() {
-            return Err(LowerError::Invalid(format!("split piece {ty} does not match {}", x.ty)));
+            return Err(LowerError::Invalid(format!(
+                "split piece {ty} does not match {}",
+                x.ty
+            )));
         }
         let len = ty.shape[dim];
         let mut starts = vec![0; x.rank()];
