@@ -47,6 +47,3 @@ path = os.pathsep.join([tpuc_bin_dir, llvm_bin_dir, config.environment.get("PATH
 config.environment["PATH"] = path
 # tpuc's error messages must not depend on the user's environment.
 config.environment["RUST_BACKTRACE"] = "0"
-
-config.substitutions.append(("%tpuc", tpuc))
-config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))

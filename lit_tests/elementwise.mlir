@@ -1,0 +1,367 @@
+// Elementwise family (compiler/src/passes/lower_aten_to_stablehlo/elementwise.rs):
+// arithmetic with broadcasting, alpha and scalar attributes, integer division modes,
+// comparisons with PyTorch type promotion, where/masked_fill, activations, pow
+// special cases, clamps, logical ops, dtype conversions, remainder/fmod, dropout.
+//
+// RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
+
+// add.Tensor: `other` is broadcast along the leading dim, alpha becomes a splat that
+// scales `other` (not `self`).
+// CHECK-LABEL: sym_name = "add_broadcast_alpha"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x3xf32>, [[B:%arg[0-9]+]]: tensor<3xf32>)
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: [[ALPHA:%[0-9]+]] = "stablehlo.constant"() {value = dense<2.000000e+00> : tensor<f32>}
+// CHECK: [[ALPHAB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[ALPHA]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x3xf32>
+// CHECK: [[SCALED:%[0-9]+]] = "stablehlo.multiply"([[BB]], [[ALPHAB]])
+// CHECK: [[SUM:%[0-9]+]] = "stablehlo.add"([[A]], [[SCALED]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: "func.return"([[SUM]])
+"func.func"() <{function_type = (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>, sym_name = "add_broadcast_alpha"}> ({
+^bb0(%a: tensor<2x3xf32>, %b: tensor<3xf32>):
+  %0 = "aten.add.Tensor"(%a, %b) {alpha = 2 : i64, operand_names = ["self", "other"]} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32> loc("add")
+  "func.return"(%0) : (tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// A scalar operand given as an f64 attribute becomes a constant of the result dtype.
+// CHECK-LABEL: sym_name = "mul_scalar_attr"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK: [[C:%[0-9]+]] = "stablehlo.constant"() {value = dense<2.000000e+00> : tensor<f32>}
+// CHECK: [[CB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[C]])
+// CHECK: [[M:%[0-9]+]] = "stablehlo.multiply"([[A]], [[CB]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: "func.return"([[M]])
+"func.func"() <{function_type = (tensor<2x3xf32>) -> tensor<2x3xf32>, sym_name = "mul_scalar_attr"}> ({
+^bb0(%a: tensor<2x3xf32>):
+  %0 = "aten.mul.Scalar"(%a) {operand_names = ["self"], other = 2.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("mul")
+  "func.return"(%0) : (tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// rsub(self, other, alpha) = other - alpha * self, in i64.
+// CHECK-LABEL: sym_name = "rsub_int"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<4xi64>)
+// CHECK: [[OTHER:%[0-9]+]] = "stablehlo.constant"() {value = dense<10> : tensor<i64>}
+// CHECK: [[OTHERB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[OTHER]])
+// CHECK: [[ALPHA:%[0-9]+]] = "stablehlo.constant"() {value = dense<3> : tensor<i64>}
+// CHECK: [[ALPHAB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[ALPHA]])
+// CHECK: [[SCALED:%[0-9]+]] = "stablehlo.multiply"([[A]], [[ALPHAB]]) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.subtract"([[OTHERB]], [[SCALED]])
+// CHECK: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<4xi64>) -> tensor<4xi64>, sym_name = "rsub_int"}> ({
+^bb0(%a: tensor<4xi64>):
+  %0 = "aten.rsub.Scalar"(%a) {alpha = 3 : i64, operand_names = ["self"], other = 10 : i64} : (tensor<4xi64>) -> tensor<4xi64> loc("rsub")
+  "func.return"(%0) : (tensor<4xi64>) -> ()
+}) : () -> ()
+
+// True division of integers happens in floating point (the graph's result dtype).
+// CHECK-LABEL: sym_name = "div_int_true"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<4xi64>, [[B:%arg[0-9]+]]: tensor<4xi64>)
+// CHECK: [[AF:%[0-9]+]] = "stablehlo.convert"([[A]]) : (tensor<4xi64>) -> tensor<4xf32>
+// CHECK: [[BF:%[0-9]+]] = "stablehlo.convert"([[B]]) : (tensor<4xi64>) -> tensor<4xf32>
+// CHECK: [[Q:%[0-9]+]] = "stablehlo.divide"([[AF]], [[BF]]) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK: "func.return"([[Q]])
+"func.func"() <{function_type = (tensor<4xi64>, tensor<4xi64>) -> tensor<4xf32>, sym_name = "div_int_true"}> ({
+^bb0(%a: tensor<4xi64>, %b: tensor<4xi64>):
+  %0 = "aten.div.Tensor"(%a, %b) {operand_names = ["self", "other"]} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xf32> loc("div")
+  "func.return"(%0) : (tensor<4xf32>) -> ()
+}) : () -> ()
+
+// Floor division of integers: truncating divide, then subtract one where the
+// remainder is non-zero and its sign differs from the divisor's.
+// CHECK-LABEL: sym_name = "div_int_floor"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<4xi32>, [[B:%arg[0-9]+]]: tensor<4xi32>)
+// CHECK: [[Q:%[0-9]+]] = "stablehlo.divide"([[A]], [[B]]) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.remainder"([[A]], [[B]])
+// CHECK: [[NZ:%[0-9]+]] = "stablehlo.compare"([[R]], [[ZERO:%[0-9]+]])
+// CHECK-SAME: comparison_type SIGNED
+// CHECK-SAME: comparison_direction NE
+// CHECK: [[RNEG:%[0-9]+]] = "stablehlo.compare"([[R]], [[ZERO]])
+// CHECK-SAME: comparison_direction LT
+// CHECK: [[BNEG:%[0-9]+]] = "stablehlo.compare"([[B]], [[ZERO]])
+// CHECK-SAME: comparison_direction LT
+// CHECK: [[DIFF:%[0-9]+]] = "stablehlo.compare"([[RNEG]], [[BNEG]])
+// CHECK-SAME: comparison_direction NE
+// CHECK: [[ADJ:%[0-9]+]] = "stablehlo.and"([[NZ]], [[DIFF]])
+// CHECK: [[QM1:%[0-9]+]] = "stablehlo.subtract"([[Q]], {{%[0-9]+}})
+// CHECK: [[SEL:%[0-9]+]] = "stablehlo.select"([[ADJ]], [[QM1]], [[Q]]) : (tensor<4xi1>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+// CHECK: "func.return"([[SEL]])
+"func.func"() <{function_type = (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>, sym_name = "div_int_floor"}> ({
+^bb0(%a: tensor<4xi32>, %b: tensor<4xi32>):
+  %0 = "aten.div.Tensor_mode"(%a, %b) {operand_names = ["self", "other"], rounding_mode = "floor"} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32> loc("div_floor")
+  "func.return"(%0) : (tensor<4xi32>) -> ()
+}) : () -> ()
+
+// Float trunc division: floor(|q|) * sign(q).
+// CHECK-LABEL: sym_name = "div_float_trunc"
+// CHECK: [[Q:%[0-9]+]] = "stablehlo.divide"
+// CHECK: [[ABS:%[0-9]+]] = "stablehlo.abs"([[Q]])
+// CHECK: [[FL:%[0-9]+]] = "stablehlo.floor"([[ABS]])
+// CHECK: [[SG:%[0-9]+]] = "stablehlo.sign"([[Q]])
+// CHECK: [[R:%[0-9]+]] = "stablehlo.multiply"([[FL]], [[SG]])
+// CHECK: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>, sym_name = "div_float_trunc"}> ({
+^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+  %0 = "aten.div.Tensor_mode"(%a, %b) {operand_names = ["self", "other"], rounding_mode = "trunc"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("div_trunc")
+  "func.return"(%0) : (tensor<4xf32>) -> ()
+}) : () -> ()
+
+// An integer scalar compared with an i64 tensor stays integral (SIGNED compare).
+// CHECK-LABEL: sym_name = "ne_scalar_int"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x8xi64>)
+// CHECK: "stablehlo.constant"() {value = dense<1> : tensor<i64>}
+// CHECK: [[C:%[0-9]+]] = "stablehlo.compare"([[A]], {{%[0-9]+}}) {compare_type = #stablehlo<comparison_type SIGNED>, comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<2x8xi64>, tensor<2x8xi64>) -> tensor<2x8xi1>
+// CHECK: "func.return"([[C]])
+"func.func"() <{function_type = (tensor<2x8xi64>) -> tensor<2x8xi1>, sym_name = "ne_scalar_int"}> ({
+^bb0(%a: tensor<2x8xi64>):
+  %0 = "aten.ne.Scalar"(%a) {operand_names = ["self"], other = 1 : i64} : (tensor<2x8xi64>) -> tensor<2x8xi1> loc("ne")
+  "func.return"(%0) : (tensor<2x8xi1>) -> ()
+}) : () -> ()
+
+// A float scalar promotes an integer tensor to the default float dtype (f32).
+// CHECK-LABEL: sym_name = "gt_int_float_scalar"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<3xi64>)
+// CHECK: [[AF:%[0-9]+]] = "stablehlo.convert"([[A]]) : (tensor<3xi64>) -> tensor<3xf32>
+// CHECK: "stablehlo.constant"() {value = dense<5.000000e-01> : tensor<f32>}
+// CHECK: [[C:%[0-9]+]] = "stablehlo.compare"([[AF]], {{%[0-9]+}}) {compare_type = #stablehlo<comparison_type FLOAT>, comparison_direction = #stablehlo<comparison_direction GT>} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+// CHECK: "func.return"([[C]])
+"func.func"() <{function_type = (tensor<3xi64>) -> tensor<3xi1>, sym_name = "gt_int_float_scalar"}> ({
+^bb0(%a: tensor<3xi64>):
+  %0 = "aten.gt.Scalar"(%a) {operand_names = ["self"], other = 5.000000e-01 : f64} : (tensor<3xi64>) -> tensor<3xi1> loc("gt")
+  "func.return"(%0) : (tensor<3xi1>) -> ()
+}) : () -> ()
+
+// A 0-d f32 tensor does not promote a dimensioned f16 tensor: compare in f16.
+// CHECK-LABEL: sym_name = "lt_f16_zero_dim_f32"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x3xf16>, [[B:%arg[0-9]+]]: tensor<f32>)
+// CHECK: [[BH:%[0-9]+]] = "stablehlo.convert"([[B]]) : (tensor<f32>) -> tensor<f16>
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[BH]]) {broadcast_dimensions = array<i64>} : (tensor<f16>) -> tensor<2x3xf16>
+// CHECK: [[C:%[0-9]+]] = "stablehlo.compare"([[A]], [[BB]])
+// CHECK-SAME: comparison_type FLOAT
+// CHECK-SAME: comparison_direction LT
+// CHECK-SAME: (tensor<2x3xf16>, tensor<2x3xf16>) -> tensor<2x3xi1>
+// CHECK: "func.return"([[C]])
+"func.func"() <{function_type = (tensor<2x3xf16>, tensor<f32>) -> tensor<2x3xi1>, sym_name = "lt_f16_zero_dim_f32"}> ({
+^bb0(%a: tensor<2x3xf16>, %b: tensor<f32>):
+  %0 = "aten.lt.Tensor"(%a, %b) {operand_names = ["self", "other"]} : (tensor<2x3xf16>, tensor<f32>) -> tensor<2x3xi1> loc("lt")
+  "func.return"(%0) : (tensor<2x3xi1>) -> ()
+}) : () -> ()
+
+// where.self: condition and `other` are both broadcast to the result shape.
+// CHECK-LABEL: sym_name = "where_broadcast"
+// CHECK: ^bb0([[C:%arg[0-9]+]]: tensor<2x1xi1>, [[A:%arg[0-9]+]]: tensor<2x3xf32>, [[B:%arg[0-9]+]]: tensor<3xf32>)
+// CHECK: [[CB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[C]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x1xi1>) -> tensor<2x3xi1>
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: [[S:%[0-9]+]] = "stablehlo.select"([[CB]], [[A]], [[BB]])
+// CHECK: "func.return"([[S]])
+"func.func"() <{function_type = (tensor<2x1xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>, sym_name = "where_broadcast"}> ({
+^bb0(%c: tensor<2x1xi1>, %a: tensor<2x3xf32>, %b: tensor<3xf32>):
+  %0 = "aten.where.self"(%c, %a, %b) {operand_names = ["condition", "self", "other"]} : (tensor<2x1xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32> loc("where")
+  "func.return"(%0) : (tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// where.ScalarOther (from the bert model): a 0-d `self` and an f64 `other` (the
+// lowest f32) become splats of the result shape.
+// CHECK-LABEL: sym_name = "where_scalar_other"
+// CHECK: ^bb0([[C:%arg[0-9]+]]: tensor<2x1x8x8xi1>, [[A:%arg[0-9]+]]: tensor<f32>)
+// CHECK: [[AB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[A]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x1x8x8xf32>
+// CHECK: "stablehlo.constant"() {value = dense<-3.40282347E+38> : tensor<f32>}
+// CHECK: [[OB:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: [[S:%[0-9]+]] = "stablehlo.select"([[C]], [[AB]], [[OB]])
+// CHECK: "func.return"([[S]])
+"func.func"() <{function_type = (tensor<2x1x8x8xi1>, tensor<f32>) -> tensor<2x1x8x8xf32>, sym_name = "where_scalar_other"}> ({
+^bb0(%c: tensor<2x1x8x8xi1>, %a: tensor<f32>):
+  %0 = "aten.where.ScalarOther"(%c, %a) {operand_names = ["condition", "self"], other = -3.402823466385289E+38 : f64} : (tensor<2x1x8x8xi1>, tensor<f32>) -> tensor<2x1x8x8xf32> loc("where_1")
+  "func.return"(%0) : (tensor<2x1x8x8xf32>) -> ()
+}) : () -> ()
+
+// masked_fill with -inf (hex f64 attribute) and a mask broadcast over leading dims.
+// CHECK-LABEL: sym_name = "masked_fill_neg_inf"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x2x8x8xf32>, [[M:%arg[0-9]+]]: tensor<8x8xi1>)
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M]]) {broadcast_dimensions = array<i64: 2, 3>} : (tensor<8x8xi1>) -> tensor<2x2x8x8xi1>
+// CHECK: "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
+// CHECK: [[V:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: [[S:%[0-9]+]] = "stablehlo.select"([[MB]], [[V]], [[A]])
+// CHECK: "func.return"([[S]])
+"func.func"() <{function_type = (tensor<2x2x8x8xf32>, tensor<8x8xi1>) -> tensor<2x2x8x8xf32>, sym_name = "masked_fill_neg_inf"}> ({
+^bb0(%a: tensor<2x2x8x8xf32>, %m: tensor<8x8xi1>):
+  %0 = "aten.masked_fill.Scalar"(%a, %m) {operand_names = ["self", "mask"], value = 0xFFF0000000000000 : f64} : (tensor<2x2x8x8xf32>, tensor<8x8xi1>) -> tensor<2x2x8x8xf32> loc("masked_fill")
+  "func.return"(%0) : (tensor<2x2x8x8xf32>) -> ()
+}) : () -> ()
+
+// relu = max(x, 0); sigmoid = logistic; silu = x * logistic(x); rsqrt.
+// CHECK-LABEL: sym_name = "activations"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK: [[RELU:%[0-9]+]] = "stablehlo.maximum"([[X]], {{%[0-9]+}})
+// CHECK: [[SIG:%[0-9]+]] = "stablehlo.logistic"([[X]])
+// CHECK: [[L:%[0-9]+]] = "stablehlo.logistic"([[X]])
+// CHECK: [[SILU:%[0-9]+]] = "stablehlo.multiply"([[X]], [[L]])
+// CHECK: [[RS:%[0-9]+]] = "stablehlo.rsqrt"([[X]])
+// CHECK: "func.return"([[RELU]], [[SIG]], [[SILU]], [[RS]])
+"func.func"() <{function_type = (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>), sym_name = "activations"}> ({
+^bb0(%a: tensor<2x3xf32>):
+  %0 = "aten.relu.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("relu")
+  %1 = "aten.sigmoid.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("sigmoid")
+  %2 = "aten.silu.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("silu")
+  %3 = "aten.rsqrt.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("rsqrt")
+  "func.return"(%0, %1, %2, %3) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// Exact gelu: 0.5 x (1 + erf(x / sqrt(2))), erf as a clamped rational polynomial.
+// CHECK-LABEL: sym_name = "gelu_erf"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK: "stablehlo.constant"() {value = dense<0.707106769> : tensor<f32>}
+// CHECK: [[T:%[0-9]+]] = "stablehlo.multiply"([[X]], {{%[0-9]+}})
+// CHECK: "stablehlo.constant"() {value = dense<-4.000000e+00> : tensor<f32>}
+// CHECK: "stablehlo.constant"() {value = dense<4.000000e+00> : tensor<f32>}
+// CHECK: [[CL:%[0-9]+]] = "stablehlo.clamp"({{%[0-9]+}}, [[T]], {{%[0-9]+}}) : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK: [[ERF:%[0-9]+]] = "stablehlo.divide"
+// CHECK: [[HALFX:%[0-9]+]] = "stablehlo.multiply"([[X]], {{%[0-9]+}})
+// CHECK: [[ONEP:%[0-9]+]] = "stablehlo.add"({{%[0-9]+}}, [[ERF]])
+// CHECK: [[R:%[0-9]+]] = "stablehlo.multiply"([[HALFX]], [[ONEP]])
+// CHECK: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x3xf32>) -> tensor<2x3xf32>, sym_name = "gelu_erf"}> ({
+^bb0(%a: tensor<2x3xf32>):
+  %0 = "aten.gelu.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("gelu")
+  "func.return"(%0) : (tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// Tanh-approximate gelu on f16: computed in f32 (as PyTorch's opmath does) and
+// rounded to f16 once at the end:
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// CHECK-LABEL: sym_name = "gelu_tanh_f16"
+// CHECK: ^bb0([[XH:%arg[0-9]+]]: tensor<2x3xf16>)
+// CHECK: [[X:%[0-9]+]] = "stablehlo.convert"([[XH]]) : (tensor<2x3xf16>) -> tensor<2x3xf32>
+// CHECK: [[X2:%[0-9]+]] = "stablehlo.multiply"([[X]], [[X]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: [[X3:%[0-9]+]] = "stablehlo.multiply"([[X2]], [[X]])
+// CHECK: "stablehlo.constant"() {value = dense<4.471500e-02> : tensor<f32>}
+// CHECK: "stablehlo.constant"() {value = dense<0.797884583> : tensor<f32>}
+// CHECK: [[TH:%[0-9]+]] = "stablehlo.tanh"({{%[0-9]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: "stablehlo.add"({{%[0-9]+}}, [[TH]])
+// CHECK: [[R:%[0-9]+]] = "stablehlo.multiply"
+// CHECK: [[RH:%[0-9]+]] = "stablehlo.convert"([[R]]) : (tensor<2x3xf32>) -> tensor<2x3xf16>
+// CHECK-NEXT: "func.return"([[RH]])
+"func.func"() <{function_type = (tensor<2x3xf16>) -> tensor<2x3xf16>, sym_name = "gelu_tanh_f16"}> ({
+^bb0(%a: tensor<2x3xf16>):
+  %0 = "aten.gelu.default"(%a) {approximate = "tanh", operand_names = ["self"]} : (tensor<2x3xf16>) -> tensor<2x3xf16> loc("gelu_tanh")
+  "func.return"(%0) : (tensor<2x3xf16>) -> ()
+}) : () -> ()
+
+// pow with exponent 2 / 3 / 0.5 becomes multiply / multiply^2 / sqrt; others power.
+// CHECK-LABEL: sym_name = "pow_special_exponents"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[X]], [[X]])
+// CHECK: [[T:%[0-9]+]] = "stablehlo.multiply"([[X]], [[X]])
+// CHECK: [[CUBE:%[0-9]+]] = "stablehlo.multiply"([[T]], [[X]])
+// CHECK: [[SQRT:%[0-9]+]] = "stablehlo.sqrt"([[X]])
+// CHECK: "stablehlo.constant"() {value = dense<1.500000e+00> : tensor<f32>}
+// CHECK: [[POW:%[0-9]+]] = "stablehlo.power"([[X]], {{%[0-9]+}})
+// CHECK: "func.return"([[SQ]], [[CUBE]], [[SQRT]], [[POW]])
+"func.func"() <{function_type = (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>), sym_name = "pow_special_exponents"}> ({
+^bb0(%a: tensor<2x3xf32>):
+  %0 = "aten.pow.Tensor_Scalar"(%a) {exponent = 2 : i64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("pow_2")
+  %1 = "aten.pow.Tensor_Scalar"(%a) {exponent = 3.000000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("pow_3")
+  %2 = "aten.pow.Tensor_Scalar"(%a) {exponent = 5.000000e-01 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("pow_half")
+  %3 = "aten.pow.Tensor_Scalar"(%a) {exponent = 1.500000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("pow_general")
+  "func.return"(%0, %1, %2, %3) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// clamp = min(max(x, lo), hi); clamp_min only applies the lower bound.
+// CHECK-LABEL: sym_name = "clamp_scalars"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK: [[LO:%[0-9]+]] = "stablehlo.maximum"([[X]], {{%[0-9]+}})
+// CHECK: "stablehlo.constant"() {value = dense<6.000000e+00> : tensor<f32>}
+// CHECK: [[HI:%[0-9]+]] = "stablehlo.minimum"([[LO]], {{%[0-9]+}})
+// CHECK: "stablehlo.constant"() {value = dense<-1.000000e+00> : tensor<f32>}
+// CHECK: [[MIN:%[0-9]+]] = "stablehlo.maximum"([[X]], {{%[0-9]+}})
+// CHECK-NOT: "stablehlo.minimum"
+// CHECK: "func.return"([[HI]], [[MIN]])
+"func.func"() <{function_type = (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>), sym_name = "clamp_scalars"}> ({
+^bb0(%a: tensor<2x3xf32>):
+  %0 = "aten.clamp.default"(%a) {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clamp")
+  %1 = "aten.clamp_min.default"(%a) {min = -1.000000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clamp_min")
+  "func.return"(%0, %1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// logical ops compare integers against zero; bool operands are used as is.
+// CHECK-LABEL: sym_name = "logical_and_bitwise"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<4xi64>, [[P:%arg[0-9]+]]: tensor<4xi1>, [[Q:%arg[0-9]+]]: tensor<4xi1>)
+// CHECK: [[NOT:%[0-9]+]] = "stablehlo.compare"([[A]], {{%[0-9]+}})
+// CHECK-SAME: comparison_direction EQ
+// CHECK: [[PI:%[0-9]+]] = "stablehlo.convert"([[P]]) : (tensor<4xi1>) -> tensor<4xi64>
+// CHECK: [[ANZ:%[0-9]+]] = "stablehlo.compare"([[A]], {{%[0-9]+}})
+// CHECK-SAME: comparison_direction NE
+// CHECK: [[PNZ:%[0-9]+]] = "stablehlo.compare"([[PI]], {{%[0-9]+}})
+// CHECK-SAME: comparison_direction NE
+// CHECK: [[AND:%[0-9]+]] = "stablehlo.and"([[ANZ]], [[PNZ]]) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+// CHECK: [[BAND:%[0-9]+]] = "stablehlo.and"([[P]], [[Q]])
+// CHECK: "func.return"([[NOT]], [[AND]], [[BAND]])
+"func.func"() <{function_type = (tensor<4xi64>, tensor<4xi1>, tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>), sym_name = "logical_and_bitwise"}> ({
+^bb0(%a: tensor<4xi64>, %p: tensor<4xi1>, %q: tensor<4xi1>):
+  %0 = "aten.logical_not.default"(%a) {operand_names = ["self"]} : (tensor<4xi64>) -> tensor<4xi1> loc("logical_not")
+  %1 = "aten.logical_and.default"(%a, %p) {operand_names = ["self", "other"]} : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc("logical_and")
+  %2 = "aten.bitwise_and.Tensor"(%p, %q) {operand_names = ["self", "other"]} : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1> loc("bitwise_and")
+  "func.return"(%0, %1, %2) : (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) -> ()
+}) : () -> ()
+
+// _to_copy / to.dtype: one convert, none when the dtype does not change.
+// CHECK-LABEL: sym_name = "dtype_conversions"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x8xf32>, [[I:%arg[0-9]+]]: tensor<2x8xi64>)
+// CHECK: [[H:%[0-9]+]] = "stablehlo.convert"([[A]]) : (tensor<2x8xf32>) -> tensor<2x8xf16>
+// CHECK: [[B:%[0-9]+]] = "stablehlo.convert"([[I]]) : (tensor<2x8xi64>) -> tensor<2x8xi1>
+// CHECK-NEXT: "func.return"([[H]], [[B]], [[A]])
+"func.func"() <{function_type = (tensor<2x8xf32>, tensor<2x8xi64>) -> (tensor<2x8xf16>, tensor<2x8xi1>, tensor<2x8xf32>), sym_name = "dtype_conversions"}> ({
+^bb0(%a: tensor<2x8xf32>, %i: tensor<2x8xi64>):
+  %0 = "aten._to_copy.default"(%a) {dtype = "f16", operand_names = ["self"]} : (tensor<2x8xf32>) -> tensor<2x8xf16> loc("to_f16")
+  %1 = "aten._to_copy.default"(%i) {dtype = "bool", operand_names = ["self"]} : (tensor<2x8xi64>) -> tensor<2x8xi1> loc("to_bool")
+  %2 = "aten.to.dtype"(%a) {dtype = "f32", operand_names = ["self"]} : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("to_same")
+  "func.return"(%0, %1, %2) : (tensor<2x8xf16>, tensor<2x8xi1>, tensor<2x8xf32>) -> ()
+}) : () -> ()
+
+// remainder follows the divisor's sign (Python %): fix up with r + b; fmod is the
+// plain C remainder.
+// CHECK-LABEL: sym_name = "remainder_fmod"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<4xi64>, [[F:%arg[0-9]+]]: tensor<4xf32>)
+// CHECK: "stablehlo.constant"() {value = dense<-3> : tensor<i64>}
+// CHECK: [[B:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: [[R:%[0-9]+]] = "stablehlo.remainder"([[A]], [[B]]) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+// CHECK: [[FIX:%[0-9]+]] = "stablehlo.and"
+// CHECK: [[RB:%[0-9]+]] = "stablehlo.add"([[R]], [[B]])
+// CHECK: [[REM:%[0-9]+]] = "stablehlo.select"([[FIX]], [[RB]], [[R]])
+// CHECK: "stablehlo.constant"() {value = dense<2.500000e+00> : tensor<f32>}
+// CHECK: [[FMOD:%[0-9]+]] = "stablehlo.remainder"([[F]], {{%[0-9]+}}) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: "func.return"([[REM]], [[FMOD]])
+"func.func"() <{function_type = (tensor<4xi64>, tensor<4xf32>) -> (tensor<4xi64>, tensor<4xf32>), sym_name = "remainder_fmod"}> ({
+^bb0(%a: tensor<4xi64>, %b: tensor<4xf32>):
+  %0 = "aten.remainder.Scalar"(%a) {operand_names = ["self"], other = -3 : i64} : (tensor<4xi64>) -> tensor<4xi64> loc("remainder")
+  %1 = "aten.fmod.Scalar"(%b) {operand_names = ["self"], other = 2.500000e+00 : f64} : (tensor<4xf32>) -> tensor<4xf32> loc("fmod")
+  "func.return"(%0, %1) : (tensor<4xi64>, tensor<4xf32>) -> ()
+}) : () -> ()
+
+// Eval-mode dropout is the identity; isnan is x != x for floats and false for ints.
+// CHECK-LABEL: sym_name = "dropout_eval_and_isnan"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<4xf32>, [[I:%arg[0-9]+]]: tensor<4xi32>)
+// CHECK: [[NAN:%[0-9]+]] = "stablehlo.compare"([[A]], [[A]])
+// CHECK-SAME: comparison_direction NE
+// CHECK: "stablehlo.constant"() {value = dense<false> : tensor<i1>}
+// CHECK: [[NO:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: "func.return"([[A]], [[NAN]], [[NO]])
+"func.func"() <{function_type = (tensor<4xf32>, tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xi1>), sym_name = "dropout_eval_and_isnan"}> ({
+^bb0(%a: tensor<4xf32>, %i: tensor<4xi32>):
+  %0 = "aten.dropout.default"(%a) {operand_names = ["input"], p = 1.000000e-01 : f64, train = false} : (tensor<4xf32>) -> tensor<4xf32> loc("dropout")
+  %1 = "aten.isnan.default"(%a) {operand_names = ["self"]} : (tensor<4xf32>) -> tensor<4xi1> loc("isnan")
+  %2 = "aten.isnan.default"(%i) {operand_names = ["self"]} : (tensor<4xi32>) -> tensor<4xi1> loc("isnan_int")
+  "func.return"(%0, %1, %2) : (tensor<4xf32>, tensor<4xi1>, tensor<4xi1>) -> ()
+}) : () -> ()
+
+// bf16 arithmetic is computed in f32 and rounded once.
+// CHECK-LABEL: sym_name = "sub_bf16"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x3xbf16>, [[B:%arg[0-9]+]]: tensor<2x3xbf16>)
+// CHECK-NEXT: [[AF:%[0-9]+]] = "stablehlo.convert"([[A]]) : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+// CHECK-NEXT: [[BF:%[0-9]+]] = "stablehlo.convert"([[B]]) : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+// CHECK-NEXT: [[S:%[0-9]+]] = "stablehlo.subtract"([[AF]], [[BF]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: [[R:%[0-9]+]] = "stablehlo.convert"([[S]]) : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x3xbf16>, tensor<2x3xbf16>) -> tensor<2x3xbf16>, sym_name = "sub_bf16"}> ({
+^bb0(%a: tensor<2x3xbf16>, %b: tensor<2x3xbf16>):
+  %0 = "aten.sub.Tensor"(%a, %b) {operand_names = ["self", "other"]} : (tensor<2x3xbf16>, tensor<2x3xbf16>) -> tensor<2x3xbf16> loc("sub")
+  "func.return"(%0) : (tensor<2x3xbf16>) -> ()
+}) : () -> ()

@@ -1,0 +1,144 @@
+// Normalization family (compiler/src/passes/lower_aten_to_stablehlo/normalization.rs):
+// batch norm with running statistics (eval), layer norm (one and two normalized dims,
+// native_layer_norm's mean/rstd outputs), group norm and RMS norm. f16/bf16 inputs
+// are normalized in f32 (CHECK the converts in and out).
+//
+// RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
+
+// (x - mean) * rsqrt(var + eps) * weight + bias, per channel (dim 1).
+// CHECK-LABEL: sym_name = "batch_norm_eval"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x4x4xf32>, [[W:%arg[0-9]+]]: tensor<8xf32>, [[B:%arg[0-9]+]]: tensor<8xf32>, [[M:%arg[0-9]+]]: tensor<8xf32>, [[V:%arg[0-9]+]]: tensor<8xf32>)
+// CHECK-NOT: "stablehlo.convert"
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M]]) {broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<2x8x4x4xf32>
+// CHECK: [[VB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[V]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: "stablehlo.constant"() {value = dense<1.000000e-03> : tensor<f32>}
+// CHECK: [[VE:%[0-9]+]] = "stablehlo.add"([[VB]], {{%[0-9]+}})
+// CHECK: [[INV:%[0-9]+]] = "stablehlo.rsqrt"([[VE]])
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[X]], [[MB]])
+// CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"([[D]], [[INV]])
+// CHECK: [[WB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[W]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: [[NW:%[0-9]+]] = "stablehlo.multiply"([[N]], [[WB]])
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: [[R:%[0-9]+]] = "stablehlo.add"([[NW]], [[BB]])
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>, sym_name = "batch_norm_eval"}> ({
+^bb0(%x: tensor<2x8x4x4xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>):
+  %0 = "aten.batch_norm.default"(%x, %w, %b, %m, %v) {cudnn_enabled = false, eps = 1.000000e-03 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "weight", "bias", "running_mean", "running_var"], training = false} : (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32> loc("batch_norm")
+  "func.return"(%0) : (tensor<2x8x4x4xf32>) -> ()
+}) : () -> ()
+
+// _native_batch_norm_legit_no_training on f16: every operand converted to f32, the
+// result rounded to f16; the (empty) saved-statistics results are unused.
+// CHECK-LABEL: sym_name = "native_batch_norm_no_training_f16"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x4x4xf16>, [[W:%arg[0-9]+]]: tensor<8xf16>, [[B:%arg[0-9]+]]: tensor<8xf16>, [[M:%arg[0-9]+]]: tensor<8xf16>, [[V:%arg[0-9]+]]: tensor<8xf16>)
+// CHECK: [[XF:%[0-9]+]] = "stablehlo.convert"([[X]]) : (tensor<2x8x4x4xf16>) -> tensor<2x8x4x4xf32>
+// CHECK: "stablehlo.convert"([[M]]) : (tensor<8xf16>) -> tensor<8xf32>
+// CHECK: "stablehlo.convert"([[V]]) : (tensor<8xf16>) -> tensor<8xf32>
+// CHECK: "stablehlo.constant"() {value = dense<9.99999974E-6> : tensor<f32>}
+// CHECK: "stablehlo.rsqrt"
+// CHECK: "stablehlo.subtract"([[XF]], {{%[0-9]+}})
+// CHECK: "stablehlo.convert"([[W]]) : (tensor<8xf16>) -> tensor<8xf32>
+// CHECK: "stablehlo.convert"([[B]]) : (tensor<8xf16>) -> tensor<8xf32>
+// CHECK: [[Y:%[0-9]+]] = "stablehlo.add"
+// CHECK: [[YH:%[0-9]+]] = "stablehlo.convert"([[Y]]) : (tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf16>
+// CHECK-NEXT: "func.return"([[YH]])
+"func.func"() <{function_type = (tensor<2x8x4x4xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> tensor<2x8x4x4xf16>, sym_name = "native_batch_norm_no_training_f16"}> ({
+^bb0(%x: tensor<2x8x4x4xf16>, %w: tensor<8xf16>, %b: tensor<8xf16>, %m: tensor<8xf16>, %v: tensor<8xf16>):
+  %0:3 = "aten._native_batch_norm_legit_no_training.default"(%x, %w, %b, %m, %v) {eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "weight", "bias", "running_mean", "running_var"]} : (tensor<2x8x4x4xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x8x4x4xf16>, tensor<0xf16>, tensor<0xf16>) loc("_native_batch_norm_legit_no_training")
+  "func.return"(%0#0) : (tensor<2x8x4x4xf16>) -> ()
+}) : () -> ()
+
+// layer_norm over the last dim (32) with the bert model's eps = 1e-12.
+// CHECK-LABEL: sym_name = "layer_norm"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x32xf32>, [[W:%arg[0-9]+]]: tensor<32xf32>, [[B:%arg[0-9]+]]: tensor<32xf32>)
+// CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[X]], {{%[0-9]+}}) ({
+// CHECK: }) {dimensions = array<i64: 2>} : (tensor<2x8x32xf32>, tensor<f32>) -> tensor<2x8xf32>
+// CHECK: "stablehlo.constant"() {value = dense<3.200000e+01> : tensor<f32>}
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"([[S]], {{%[0-9]+}})
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[MEAN]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x8x32xf32>
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[X]], [[MB]])
+// CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[D]], [[D]])
+// CHECK: "stablehlo.reduce"([[SQ]], {{%[0-9]+}}) ({
+// CHECK: [[VAR:%[0-9]+]] = "stablehlo.divide"
+// CHECK: "stablehlo.constant"() {value = dense<9.99999996E-13> : tensor<f32>}
+// CHECK: [[VE:%[0-9]+]] = "stablehlo.add"([[VAR]], {{%[0-9]+}})
+// CHECK: [[RSTD:%[0-9]+]] = "stablehlo.rsqrt"([[VE]]) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+// CHECK: [[RB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[RSTD]]) {broadcast_dimensions = array<i64: 0, 1>}
+// CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"([[D]], [[RB]])
+// CHECK: [[WB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[W]]) {broadcast_dimensions = array<i64: 2>} : (tensor<32xf32>) -> tensor<2x8x32xf32>
+// CHECK: [[NW:%[0-9]+]] = "stablehlo.multiply"([[N]], [[WB]])
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 2>}
+// CHECK: [[R:%[0-9]+]] = "stablehlo.add"([[NW]], [[BB]])
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>, sym_name = "layer_norm"}> ({
+^bb0(%x: tensor<2x8x32xf32>, %w: tensor<32xf32>, %b: tensor<32xf32>):
+  %0 = "aten.layer_norm.default"(%x, %w, %b) {cudnn_enable = true, eps = 9.9999999999999998E-13 : f64, normalized_shape = array<i64: 32>, operand_names = ["input", "weight", "bias"]} : (tensor<2x8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32> loc("layer_norm")
+  "func.return"(%0) : (tensor<2x8x32xf32>) -> ()
+}) : () -> ()
+
+// native_layer_norm over the two trailing dims of a bf16 input, without weight or
+// bias: computed in f32, the output rounded to bf16, mean and rstd (f32, keepdim
+// shape [2, 1, 1]) returned as well.
+// CHECK-LABEL: sym_name = "native_layer_norm_bf16_two_dims"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x4x6xbf16>)
+// CHECK: [[XF:%[0-9]+]] = "stablehlo.convert"([[X]]) : (tensor<2x4x6xbf16>) -> tensor<2x4x6xf32>
+// CHECK: "stablehlo.reduce"([[XF]], {{%[0-9]+}}) ({
+// CHECK: }) {dimensions = array<i64: 1, 2>} : (tensor<2x4x6xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK: "stablehlo.constant"() {value = dense<2.400000e+01> : tensor<f32>}
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"
+// CHECK: "stablehlo.broadcast_in_dim"([[MEAN]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x4x6xf32>
+// CHECK: [[RSTD:%[0-9]+]] = "stablehlo.rsqrt"
+// CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"
+// CHECK: [[NH:%[0-9]+]] = "stablehlo.convert"([[N]]) : (tensor<2x4x6xf32>) -> tensor<2x4x6xbf16>
+// CHECK: [[MK:%[0-9]+]] = "stablehlo.reshape"([[MEAN]]) : (tensor<2xf32>) -> tensor<2x1x1xf32>
+// CHECK: [[RK:%[0-9]+]] = "stablehlo.reshape"([[RSTD]]) : (tensor<2xf32>) -> tensor<2x1x1xf32>
+// CHECK-NEXT: "func.return"([[NH]], [[MK]], [[RK]])
+"func.func"() <{function_type = (tensor<2x4x6xbf16>) -> (tensor<2x4x6xbf16>, tensor<2x1x1xf32>, tensor<2x1x1xf32>), sym_name = "native_layer_norm_bf16_two_dims"}> ({
+^bb0(%x: tensor<2x4x6xbf16>):
+  %0:3 = "aten.native_layer_norm.default"(%x) {eps = 1.000000e-05 : f64, normalized_shape = array<i64: 4, 6>, operand_names = ["input"]} : (tensor<2x4x6xbf16>) -> (tensor<2x4x6xbf16>, tensor<2x1x1xf32>, tensor<2x1x1xf32>) loc("native_layer_norm")
+  "func.return"(%0#0, %0#1, %0#2) : (tensor<2x4x6xbf16>, tensor<2x1x1xf32>, tensor<2x1x1xf32>) -> ()
+}) : () -> ()
+
+// group_norm with 3 groups of 2 channels: statistics over [N, G, C/G * HW].
+// CHECK-LABEL: sym_name = "group_norm"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x6x5xf32>, [[W:%arg[0-9]+]]: tensor<6xf32>, [[B:%arg[0-9]+]]: tensor<6xf32>)
+// CHECK: [[G:%[0-9]+]] = "stablehlo.reshape"([[X]]) : (tensor<2x6x5xf32>) -> tensor<2x3x10xf32>
+// CHECK: "stablehlo.reduce"([[G]], {{%[0-9]+}}) ({
+// CHECK: }) {dimensions = array<i64: 2>} : (tensor<2x3x10xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK: "stablehlo.constant"() {value = dense<1.000000e+01> : tensor<f32>}
+// CHECK: "stablehlo.rsqrt"({{%[0-9]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"({{%[0-9]+}}, {{%[0-9]+}}) : (tensor<2x3x10xf32>, tensor<2x3x10xf32>) -> tensor<2x3x10xf32>
+// CHECK: [[NR:%[0-9]+]] = "stablehlo.reshape"([[N]]) : (tensor<2x3x10xf32>) -> tensor<2x6x5xf32>
+// CHECK: [[WB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[W]]) {broadcast_dimensions = array<i64: 1>} : (tensor<6xf32>) -> tensor<2x6x5xf32>
+// CHECK: [[NW:%[0-9]+]] = "stablehlo.multiply"([[NR]], [[WB]])
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: [[R:%[0-9]+]] = "stablehlo.add"([[NW]], [[BB]])
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x5xf32>, sym_name = "group_norm"}> ({
+^bb0(%x: tensor<2x6x5xf32>, %w: tensor<6xf32>, %b: tensor<6xf32>):
+  %0 = "aten.group_norm.default"(%x, %w, %b) {cudnn_enabled = true, eps = 1.000000e-05 : f64, num_groups = 3 : i64, operand_names = ["input", "weight", "bias"]} : (tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x5xf32> loc("group_norm")
+  "func.return"(%0) : (tensor<2x6x5xf32>) -> ()
+}) : () -> ()
+
+// rms_norm on f16 (llama): x * rsqrt(mean(x^2) + eps) * weight in f32, rounded once.
+// CHECK-LABEL: sym_name = "rms_norm_f16"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x16xf16>, [[W:%arg[0-9]+]]: tensor<16xf16>)
+// CHECK: [[XF:%[0-9]+]] = "stablehlo.convert"([[X]]) : (tensor<2x8x16xf16>) -> tensor<2x8x16xf32>
+// CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[XF]], [[XF]])
+// CHECK: "stablehlo.reduce"([[SQ]], {{%[0-9]+}}) ({
+// CHECK: }) {dimensions = array<i64: 2>} : (tensor<2x8x16xf32>, tensor<f32>) -> tensor<2x8xf32>
+// CHECK: "stablehlo.constant"() {value = dense<1.600000e+01> : tensor<f32>}
+// CHECK: "stablehlo.constant"() {value = dense<9.99999997E-7> : tensor<f32>}
+// CHECK: [[INV:%[0-9]+]] = "stablehlo.rsqrt"
+// CHECK: [[IB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[INV]]) {broadcast_dimensions = array<i64: 0, 1>}
+// CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"([[XF]], [[IB]])
+// CHECK: [[WF:%[0-9]+]] = "stablehlo.convert"([[W]]) : (tensor<16xf16>) -> tensor<16xf32>
+// CHECK: [[WB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[WF]]) {broadcast_dimensions = array<i64: 2>}
+// CHECK: [[Y:%[0-9]+]] = "stablehlo.multiply"([[N]], [[WB]])
+// CHECK: [[YH:%[0-9]+]] = "stablehlo.convert"([[Y]]) : (tensor<2x8x16xf32>) -> tensor<2x8x16xf16>
+// CHECK-NEXT: "func.return"([[YH]])
+"func.func"() <{function_type = (tensor<2x8x16xf16>, tensor<16xf16>) -> tensor<2x8x16xf16>, sym_name = "rms_norm_f16"}> ({
+^bb0(%x: tensor<2x8x16xf16>, %w: tensor<16xf16>):
+  %0 = "aten.rms_norm.default"(%x, %w) {eps = 9.9999999999999995E-7 : f64, normalized_shape = array<i64: 16>, operand_names = ["input", "weight"]} : (tensor<2x8x16xf16>, tensor<16xf16>) -> tensor<2x8x16xf16> loc("rms_norm")
+  "func.return"(%0) : (tensor<2x8x16xf16>) -> ()
+}) : () -> ()

@@ -1,0 +1,144 @@
+// Pooling family (compiler/src/passes/lower_aten_to_stablehlo/pooling.rs): max and
+// average pooling as reduce_window (padding, stride, dilation, ceil_mode,
+// count_include_pad, divisor_override, unbatched input, integer dtype, f16 in f32),
+// and adaptive average pooling as contractions with averaging matrices.
+//
+// RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
+
+// max_pool2d_with_indices (cnn model): the unused indices result is not produced.
+// CHECK-LABEL: sym_name = "max_pool2d_with_indices_unused"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x16x16xf32>)
+// CHECK: [[NINF:%[0-9]+]] = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
+// CHECK: [[P:%[0-9]+]] = "stablehlo.reduce_window"([[X]], [[NINF]]) ({
+// CHECK: "stablehlo.maximum"
+// CHECK: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<2x8x16x16xf32>, tensor<f32>) -> tensor<2x8x8x8xf32>
+// CHECK-NEXT: "func.return"([[P]])
+"func.func"() <{function_type = (tensor<2x8x16x16xf32>) -> tensor<2x8x8x8xf32>, sym_name = "max_pool2d_with_indices_unused"}> ({
+^bb0(%x: tensor<2x8x16x16xf32>):
+  %0:2 = "aten.max_pool2d_with_indices.default"(%x) {kernel_size = array<i64: 2, 2>, operand_names = ["self"], stride = array<i64: 2, 2>} : (tensor<2x8x16x16xf32>) -> (tensor<2x8x8x8xf32>, tensor<2x8x8x8xi64>) loc("max_pool2d_with_indices")
+  "func.return"(%0#0) : (tensor<2x8x8x8xf32>) -> ()
+}) : () -> ()
+
+// k=3, s=2, p=1 on 8: floor mode gives 4 outputs (padding 1/1); ceil_mode gives 5,
+// the last window starting inside the right padding (padding 1/2, -inf filled).
+// CHECK-LABEL: sym_name = "max_pool2d_padding_ceil_mode"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x3x8x8xf32>)
+// CHECK: [[CEIL:%[0-9]+]] = "stablehlo.reduce_window"([[X]], {{%[0-9]+}}) ({
+// CHECK: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<{{\[\[}}0, 0], [0, 0], [1, 2], [1, 2]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<f32>) -> tensor<1x3x5x5xf32>
+// CHECK: [[FLOOR:%[0-9]+]] = "stablehlo.reduce_window"([[X]], {{%[0-9]+}}) ({
+// CHECK: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<{{\[\[}}0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<f32>) -> tensor<1x3x4x4xf32>
+// CHECK-NEXT: "func.return"([[CEIL]], [[FLOOR]])
+"func.func"() <{function_type = (tensor<1x3x8x8xf32>) -> (tensor<1x3x5x5xf32>, tensor<1x3x4x4xf32>), sym_name = "max_pool2d_padding_ceil_mode"}> ({
+^bb0(%x: tensor<1x3x8x8xf32>):
+  %0 = "aten.max_pool2d.default"(%x) {ceil_mode = true, kernel_size = array<i64: 3, 3>, operand_names = ["self"], padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x5x5xf32> loc("max_pool_ceil")
+  %1 = "aten.max_pool2d.default"(%x) {kernel_size = array<i64: 3, 3>, operand_names = ["self"], padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> loc("max_pool_floor")
+  "func.return"(%0, %1) : (tensor<1x3x5x5xf32>, tensor<1x3x4x4xf32>) -> ()
+}) : () -> ()
+
+// max_pool1d on an unbatched [C, L] i32 input with dilation 2: init INT32_MIN,
+// window (3 - 1) * 2 + 1 = 5, (10 - 5) / 2 + 1 = 3 outputs.
+// CHECK-LABEL: sym_name = "max_pool1d_dilation_int_unbatched"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x10xi32>)
+// CHECK: [[LO:%[0-9]+]] = "stablehlo.constant"() {value = dense<-2147483648> : tensor<i32>}
+// CHECK: [[P:%[0-9]+]] = "stablehlo.reduce_window"([[X]], [[LO]]) ({
+// CHECK: "stablehlo.maximum"({{.*}}) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+// CHECK: }) {base_dilations = array<i64: 1, 1>, padding = dense<0> : tensor<2x2xi64>, window_dilations = array<i64: 1, 2>, window_dimensions = array<i64: 1, 3>, window_strides = array<i64: 1, 2>} : (tensor<2x10xi32>, tensor<i32>) -> tensor<2x3xi32>
+// CHECK-NEXT: "func.return"([[P]])
+"func.func"() <{function_type = (tensor<2x10xi32>) -> tensor<2x3xi32>, sym_name = "max_pool1d_dilation_int_unbatched"}> ({
+^bb0(%x: tensor<2x10xi32>):
+  %0 = "aten.max_pool1d.default"(%x) {dilation = array<i64: 2>, kernel_size = array<i64: 3>, operand_names = ["self"], stride = array<i64: 2>} : (tensor<2x10xi32>) -> tensor<2x3xi32> loc("max_pool1d")
+  "func.return"(%0) : (tensor<2x3xi32>) -> ()
+}) : () -> ()
+
+// avg_pool2d k=3, s=2, p=1, ceil_mode on 8x8 (5 outputs): the divisor counts the
+// explicit padding (ones padded with ones, 1/1) but not the extra ceil_mode padding
+// (zeros beyond it, 0/1), as PyTorch does.
+// CHECK-LABEL: sym_name = "avg_pool2d_count_include_pad_ceil"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x1x8x8xf32>)
+// CHECK: [[SUM:%[0-9]+]] = "stablehlo.reduce_window"([[X]], {{%[0-9]+}}) ({
+// CHECK: "stablehlo.add"
+// CHECK: }) {base_dilations{{.*}}padding = dense<{{\[\[}}0, 0], [0, 0], [1, 2], [1, 2]]> : tensor<4x2xi64>{{.*}}window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<1x1x8x8xf32>, tensor<f32>) -> tensor<1x1x5x5xf32>
+// CHECK: [[ONES:%[0-9]+]] = "stablehlo.broadcast_in_dim"({{%[0-9]+}}) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<8x8xf32>
+// CHECK: [[ONE:%[0-9]+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<f32>}
+// CHECK: [[PADDED:%[0-9]+]] = "stablehlo.pad"([[ONES]], [[ONE]]) {edge_padding_high = array<i64: 1, 1>, edge_padding_low = array<i64: 1, 1>, interior_padding = array<i64: 0, 0>} : (tensor<8x8xf32>, tensor<f32>) -> tensor<10x10xf32>
+// CHECK: [[CNT:%[0-9]+]] = "stablehlo.reduce_window"([[PADDED]], {{%[0-9]+}}) ({
+// CHECK: }) {base_dilations = array<i64: 1, 1>, padding = dense<{{\[\[}}0, 1], [0, 1]]> : tensor<2x2xi64>, window_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 3, 3>, window_strides = array<i64: 2, 2>} : (tensor<10x10xf32>, tensor<f32>) -> tensor<5x5xf32>
+// CHECK: [[CB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[CNT]]) {broadcast_dimensions = array<i64: 2, 3>} : (tensor<5x5xf32>) -> tensor<1x1x5x5xf32>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.divide"([[SUM]], [[CB]])
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<1x1x8x8xf32>) -> tensor<1x1x5x5xf32>, sym_name = "avg_pool2d_count_include_pad_ceil"}> ({
+^bb0(%x: tensor<1x1x8x8xf32>):
+  %0 = "aten.avg_pool2d.default"(%x) {ceil_mode = true, kernel_size = array<i64: 3, 3>, operand_names = ["self"], padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x1x8x8xf32>) -> tensor<1x1x5x5xf32> loc("avg_pool2d")
+  "func.return"(%0) : (tensor<1x1x5x5xf32>) -> ()
+}) : () -> ()
+
+// count_include_pad=false on f16: summed in f32; the divisor counts only real
+// elements (ones padded with zeros by the window's own padding).
+// CHECK-LABEL: sym_name = "avg_pool2d_exclude_pad_ceil_f16"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x1x6x6xf16>)
+// CHECK: [[XF:%[0-9]+]] = "stablehlo.convert"([[X]]) : (tensor<1x1x6x6xf16>) -> tensor<1x1x6x6xf32>
+// CHECK: [[SUM:%[0-9]+]] = "stablehlo.reduce_window"([[XF]], {{%[0-9]+}}) ({
+// CHECK: }) {base_dilations{{.*}}padding = dense<{{\[\[}}0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>{{.*}}window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 3, 3>} : (tensor<1x1x6x6xf32>, tensor<f32>) -> tensor<1x1x3x3xf32>
+// CHECK: [[ONES:%[0-9]+]] = "stablehlo.broadcast_in_dim"({{%[0-9]+}}) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<6x6xf32>
+// CHECK-NOT: "stablehlo.pad"
+// CHECK: [[CNT:%[0-9]+]] = "stablehlo.reduce_window"([[ONES]], {{%[0-9]+}}) ({
+// CHECK: }) {base_dilations = array<i64: 1, 1>, padding = dense<1> : tensor<2x2xi64>, window_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 3, 3>} : (tensor<6x6xf32>, tensor<f32>) -> tensor<3x3xf32>
+// CHECK: [[CB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[CNT]])
+// CHECK: [[Q:%[0-9]+]] = "stablehlo.divide"([[SUM]], [[CB]])
+// CHECK: [[R:%[0-9]+]] = "stablehlo.convert"([[Q]]) : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf16>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<1x1x6x6xf16>) -> tensor<1x1x3x3xf16>, sym_name = "avg_pool2d_exclude_pad_ceil_f16"}> ({
+^bb0(%x: tensor<1x1x6x6xf16>):
+  %0 = "aten.avg_pool2d.default"(%x) {ceil_mode = true, count_include_pad = false, kernel_size = array<i64: 2, 2>, operand_names = ["self"], padding = array<i64: 1, 1>, stride = array<i64: 3, 3>} : (tensor<1x1x6x6xf16>) -> tensor<1x1x3x3xf16> loc("avg_pool2d_1")
+  "func.return"(%0) : (tensor<1x1x3x3xf16>) -> ()
+}) : () -> ()
+
+// divisor_override replaces the window count; an empty stride defaults to the kernel.
+// CHECK-LABEL: sym_name = "avg_pool2d_divisor_override"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x2x4x4xf32>)
+// CHECK: [[SUM:%[0-9]+]] = "stablehlo.reduce_window"([[X]], {{%[0-9]+}}) ({
+// CHECK: }) {base_dilations{{.*}}window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+// CHECK: "stablehlo.constant"() {value = dense<3.000000e+00> : tensor<f32>}
+// CHECK: [[D:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: [[R:%[0-9]+]] = "stablehlo.divide"([[SUM]], [[D]])
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>, sym_name = "avg_pool2d_divisor_override"}> ({
+^bb0(%x: tensor<1x2x4x4xf32>):
+  %0 = "aten.avg_pool2d.default"(%x) {divisor_override = 3 : i64, kernel_size = array<i64: 2, 2>, operand_names = ["self"], stride = array<i64>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> loc("avg_pool2d_2")
+  "func.return"(%0) : (tensor<1x2x2x2xf32>) -> ()
+}) : () -> ()
+
+// adaptive_avg_pool2d to 1x1 (cnn model): each spatial dim is contracted with a
+// [1, 4] matrix of 0.25 and the new dim moved back in place.
+// CHECK-LABEL: sym_name = "adaptive_avg_pool2d_global"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x16x4x4xf32>)
+// CHECK: "stablehlo.constant"() {value = dense<2.500000e-01> : tensor<4xf32>}
+// CHECK: [[M:%[0-9]+]] = "stablehlo.reshape"({{%[0-9]+}}) : (tensor<4xf32>) -> tensor<1x4xf32>
+// CHECK: [[D:%[0-9]+]] = "stablehlo.dot_general"([[X]], [[M]]) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>
+// CHECK-SAME: -> tensor<2x16x4x1xf32>
+// CHECK: [[T:%[0-9]+]] = "stablehlo.transpose"([[D]]) {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x16x4x1xf32>) -> tensor<2x16x1x4xf32>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.dot_general"([[T]], {{%[0-9]+}}) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [1]>
+// CHECK-SAME: -> tensor<2x16x1x1xf32>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x16x4x4xf32>) -> tensor<2x16x1x1xf32>, sym_name = "adaptive_avg_pool2d_global"}> ({
+^bb0(%x: tensor<2x16x4x4xf32>):
+  %0 = "aten.adaptive_avg_pool2d.default"(%x) {operand_names = ["self"], output_size = array<i64: 1, 1>} : (tensor<2x16x4x4xf32>) -> tensor<2x16x1x1xf32> loc("adaptive_avg_pool2d")
+  "func.return"(%0) : (tensor<2x16x1x1xf32>) -> ()
+}) : () -> ()
+
+// 5 -> 3 rows: windows [0, 2), [1, 4), [3, 5) (overlapping, PyTorch's floor/ceil
+// bounds); the width 4 -> 4 is left alone.
+// CHECK-LABEL: sym_name = "adaptive_avg_pool2d_uneven"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x2x5x4xf32>)
+// CHECK: "stablehlo.constant"() {value = dense<[5.000000e-01, 5.000000e-01, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.333333343, 0.333333343, 0.333333343, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 5.000000e-01, 5.000000e-01]> : tensor<15xf32>}
+// CHECK: [[M:%[0-9]+]] = "stablehlo.reshape"({{%[0-9]+}}) : (tensor<15xf32>) -> tensor<3x5xf32>
+// CHECK: [[D:%[0-9]+]] = "stablehlo.dot_general"([[X]], [[M]]) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>
+// CHECK-SAME: -> tensor<1x2x4x3xf32>
+// CHECK: [[T:%[0-9]+]] = "stablehlo.transpose"([[D]]) {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x3xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NOT: "stablehlo.dot_general"
+// CHECK: "func.return"([[T]])
+"func.func"() <{function_type = (tensor<1x2x5x4xf32>) -> tensor<1x2x3x4xf32>, sym_name = "adaptive_avg_pool2d_uneven"}> ({
+^bb0(%x: tensor<1x2x5x4xf32>):
+  %0 = "aten._adaptive_avg_pool2d.default"(%x) {operand_names = ["self"], output_size = array<i64: 3, 4>} : (tensor<1x2x5x4xf32>) -> tensor<1x2x3x4xf32> loc("adaptive_avg_pool2d_1")
+  "func.return"(%0) : (tensor<1x2x3x4xf32>) -> ()
+}) : () -> ()

@@ -1,0 +1,34 @@
+// The `tpuc opt` driver the other tests rely on (cli/src/main.rs, compiler/src/lib.rs
+// run_opt): an empty pipeline round-trips the module, `builtin.module(...)` wrapping is
+// accepted, --debug-locations keeps node names, stdin is read with `-`, unknown pass
+// names list the known ones, --list-passes.
+//
+// RUN: tpuc opt %s | FileCheck %s --check-prefix=ROUNDTRIP
+// RUN: tpuc opt %s --pass-pipeline='builtin.module(lower-aten-to-stablehlo,verify-stablehlo)' --debug-locations | FileCheck %s --check-prefix=LOCS
+// RUN: cat %s | tpuc opt - --pass-pipeline=lower-aten-to-stablehlo | FileCheck %s --check-prefix=STDIN
+// RUN: not tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,nope 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: tpuc opt --list-passes %s | FileCheck %s --check-prefix=LIST
+
+// ROUNDTRIP: "builtin.module"() ({
+// ROUNDTRIP: sym_name = "main"
+// ROUNDTRIP: "aten.relu.default"(%arg0) {operand_names = ["self"]} : (tensor<4xf32>) -> tensor<4xf32>
+// ROUNDTRIP-NOT: stablehlo
+
+// Every op emitted for a node carries the node's location.
+// LOCS: ^bb0(%arg0: tensor<4xf32> loc("x")):
+// LOCS: "stablehlo.maximum"(%arg0, {{%[0-9]+}}) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc([[RELU:#loc[0-9]+]])
+// LOCS: [[RELU]] = loc("relu"({{#loc[0-9]+}}))
+
+// STDIN: "stablehlo.maximum"
+// STDIN-NOT: aten.
+
+// UNKNOWN: error: unknown pass `nope`; known passes: lower-aten-to-stablehlo, verify-stablehlo
+
+// LIST: lower-aten-to-stablehlo
+// LIST-NEXT: verify-stablehlo
+
+"func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({
+^bb0(%a: tensor<4xf32> loc("x")):
+  %0 = "aten.relu.default"(%a) {operand_names = ["self"]} : (tensor<4xf32>) -> tensor<4xf32> loc("relu"("model.py":3:0))
+  "func.return"(%0) : (tensor<4xf32>) -> ()
+}) : () -> ()
