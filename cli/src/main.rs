@@ -53,8 +53,8 @@ enum Command {
     },
     /// Run passes on an MLIR file and print the result (used by the lit tests).
     Opt {
-        /// Input .mlir file ("-" for stdin).
-        file: PathBuf,
+        /// Input .mlir file ("-" for stdin; required unless --list-passes).
+        file: Option<PathBuf>,
         /// Comma-separated passes, e.g. lower-aten-to-stablehlo,verify-stablehlo.
         #[arg(long = "pass-pipeline", default_value = "")]
         pass_pipeline: String,
@@ -175,6 +175,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
+            let file = file.ok_or("an input .mlir file is required (\"-\" reads stdin)")?;
             let text = if file.as_os_str() == "-" {
                 let mut s = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)

@@ -10,8 +10,9 @@ use melior::ir::operation::{OperationLike, OperationRef, WalkOrder, WalkResult};
 use melior::ir::{Module, ValueLike};
 
 use crate::stablehlo::{
-    check_broadcast_in_dim, infer_concatenate, infer_dot_general, infer_reduce, infer_slice,
-    infer_transpose, DotDims,
+    check_broadcast_in_dim, infer_concatenate, infer_convolution, infer_dot_general, infer_gather,
+    infer_reduce, infer_reduce_window, infer_slice, infer_transpose, ConvParams, DotDims,
+    GatherDims, WindowParams,
 };
 use crate::types::TensorType;
 use crate::DialectError;
@@ -146,6 +147,38 @@ fn attr<'c>(op: &OperationRef<'c, '_>, name: &str) -> Result<Attribute<'c>, Stri
         .map_err(|_| format!("missing attribute `{name}`"))
 }
 
+/// Parses `3 : i64`.
+fn scalar_int(attr: &Attribute<'_>) -> Result<i64, String> {
+    let text = attr.to_string();
+    text.split(':')
+        .next()
+        .and_then(|s| s.trim().parse().ok())
+        .ok_or_else(|| format!("expected an integer, found {text}"))
+}
+
+/// Parses `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` (or a splat `dense<1> : ...`)
+/// into `n` (low, high) pairs.
+fn dense_pairs(attr: &Attribute<'_>, n: usize) -> Result<Vec<(i64, i64)>, String> {
+    let text = attr.to_string();
+    let body = text
+        .strip_prefix("dense<")
+        .and_then(|s| s.split('>').next())
+        .ok_or_else(|| format!("expected a dense padding attribute, found {text}"))?;
+    let nums: Vec<i64> = body
+        .split(['[', ']', ','])
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let nums = if nums.len() == 1 {
+        vec![nums[0]; 2 * n]
+    } else {
+        nums
+    };
+    if nums.len() != 2 * n {
+        return Err(format!("padding {text} does not have {n} pairs"));
+    }
+    Ok(nums.chunks(2).map(|c| (c[0], c[1])).collect())
+}
+
 /// Parses `name = [1, 2]` fields out of a `#stablehlo.dot<...>` attribute.
 fn dot_field(text: &str, name: &str) -> Vec<i64> {
     let Some(pos) = text.find(&format!("{name} = [")) else {
@@ -180,7 +213,13 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
     }
     let operands = types_of(op.operands().map(|v| v.r#type()))?;
     let results = types_of(op.results().map(|v| v.r#type()))?;
-    let e = |r: Result<TensorType, DialectError>| r.map_err(|e| e.to_string());
+    // Inference errors already name the op; keep only their message.
+    let e = |r: Result<TensorType, DialectError>| {
+        r.map_err(|e| match e {
+            DialectError::InvalidOp { message, .. } => message,
+            other => other.to_string(),
+        })
+    };
     let result = results.first().ok_or("operation has no result")?;
     if SAME_TYPE_ELEMENTWISE.contains(&name) {
         let first = operands.first().ok_or("operation has no operands")?;
@@ -301,6 +340,83 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
                 let want = e(infer_reduce(operand, &dims))?;
                 expect(results.get(i).ok_or("missing result")?, &want)?;
             }
+        }
+        "stablehlo.iota" => {
+            let dim = scalar_int(&attr(op, "iota_dimension")?)?;
+            if dim < 0 || dim as usize >= result.rank() {
+                return Err(format!("iota_dimension {dim} out of range for {result}"));
+            }
+        }
+        "stablehlo.pad" => {
+            let x = operands.first().ok_or("missing operand")?;
+            let low = i64_list(&attr(op, "edge_padding_low")?)?;
+            let high = i64_list(&attr(op, "edge_padding_high")?)?;
+            let interior = i64_list(&attr(op, "interior_padding")?)?;
+            if low.len() != x.rank() || high.len() != x.rank() || interior.len() != x.rank() {
+                return Err("padding lists must match the operand rank".to_string());
+            }
+            let shape: Vec<i64> = (0..x.rank())
+                .map(|i| low[i] + high[i] + x.shape[i] + (x.shape[i] - 1).max(0) * interior[i])
+                .collect();
+            expect(result, &x.with_shape(shape))?;
+        }
+        "stablehlo.reduce_window" => {
+            let x = operands.first().ok_or("missing operand")?;
+            let p = WindowParams {
+                dims: i64_list(&attr(op, "window_dimensions")?)?,
+                strides: i64_list(&attr(op, "window_strides")?)?,
+                padding: dense_pairs(&attr(op, "padding")?, x.rank())?,
+                window_dilations: i64_list(&attr(op, "window_dilations")?)?,
+            };
+            expect(result, &e(infer_reduce_window(x, &p))?)?;
+        }
+        "stablehlo.convolution" => {
+            let layout = attr(op, "dimension_numbers")?.to_string();
+            if !layout.contains("[b, f") {
+                // Only tpuc's own NCHW-style layout is checked.
+                return Ok(());
+            }
+            if operands.len() != 2 {
+                return Err("convolution needs an input and a kernel".to_string());
+            }
+            let n = operands[0].rank().saturating_sub(2);
+            let p = ConvParams {
+                strides: i64_list(&attr(op, "window_strides")?)?,
+                padding: dense_pairs(&attr(op, "padding")?, n)?,
+                lhs_dilation: i64_list(&attr(op, "lhs_dilation")?)?,
+                rhs_dilation: i64_list(&attr(op, "rhs_dilation")?)?,
+                feature_groups: scalar_int(&attr(op, "feature_group_count")?)?,
+            };
+            let inferred = e(infer_convolution(&operands[0], &operands[1], &p))?;
+            if inferred.shape != result.shape {
+                return Err(format!(
+                    "result type {result} should have shape {:?}",
+                    inferred.shape
+                ));
+            }
+        }
+        "stablehlo.gather" => {
+            let text = attr(op, "dimension_numbers")?.to_string();
+            if operands.len() != 2 {
+                return Err("gather needs an operand and indices".to_string());
+            }
+            let d = GatherDims {
+                offset_dims: dot_field(&text, "offset_dims"),
+                collapsed_slice_dims: dot_field(&text, "collapsed_slice_dims"),
+                start_index_map: dot_field(&text, "start_index_map"),
+                index_vector_dim: text
+                    .split("index_vector_dim = ")
+                    .nth(1)
+                    .and_then(|t| {
+                        t.trim_end_matches('>')
+                            .split(|c: char| !c.is_ascii_digit())
+                            .next()
+                    })
+                    .and_then(|t| t.parse().ok())
+                    .ok_or("bad index_vector_dim")?,
+                slice_sizes: i64_list(&attr(op, "slice_sizes")?)?,
+            };
+            expect(result, &e(infer_gather(&operands[0], &operands[1], &d))?)?;
         }
         _ => {}
     }

@@ -54,30 +54,36 @@ fn sdpa(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let d = q.shape()[r - 1];
     let (l, s) = (q.shape()[r - 2], k.shape()[r - 2]);
     let scale = op.number_opt("scale").unwrap_or(1.0 / (d as f64).sqrt());
+    // PyTorch's math backend upcasts f16/bf16 to f32 for the whole computation.
+    let cd = match ty.dtype {
+        DType::F16 | DType::Bf16 => DType::F32,
+        other => other,
+    };
+    let (q, k, v) = (e.convert(q, cd)?, e.convert(k, cd)?, e.convert(v, cd)?);
     let (k, v) =
         if op.bool_or("enable_gqa", false) && r >= 3 && k.shape()[r - 3] != q.shape()[r - 3] {
             let n = q.shape()[r - 3] / k.shape()[r - 3];
-            (repeat_heads(e, k, n)?, repeat_heads(e, v, n)?)
+            (repeat_heads(e, &k, n)?, repeat_heads(e, &v, n)?)
         } else {
-            (k.clone(), v.clone())
+            (k, v)
         };
+    // As in PyTorch: q and k are each scaled by sqrt(scale) before the product.
+    let root = scale.sqrt();
+    let q = e.mul(&q, &splat(e, &q.ty, root)?)?;
+    let k = e.mul(&k, &splat(e, &k.ty, root)?)?;
     let mut perm: Vec<i64> = (0..r as i64).collect();
     perm.swap(r - 2, r - 1);
     let kt = e.transpose(&k, &perm)?;
     let mut scores_shape = q.shape()[..r - 2].to_vec();
     scores_shape.extend([l, s]);
+    let mut kt_shape = kt.shape()[..r - 2].to_vec();
+    kt_shape.extend([l, s]);
     let scores_ty = TensorType::new(
-        super::elementwise::broadcast_shapes(&scores_shape, &{
-            let mut ks = kt.shape()[..r - 2].to_vec();
-            ks.extend([l, s]);
-            ks
-        })?,
-        ty.dtype,
+        super::elementwise::broadcast_shapes(&scores_shape, &kt_shape)?,
+        cd,
     );
-    let scores = matmul(e, q, &kt, Some(&scores_ty))?;
-    let scores = e.mul(&scores, &splat(e, &scores.ty, scale)?)?;
+    let mut scores = matmul(e, &q, &kt, Some(&scores_ty))?;
     let neg_inf = splat(e, &scores.ty, f64::NEG_INFINITY)?;
-    let mut scores = scores;
     if op.bool_or("is_causal", false) {
         let it = TensorType::new(vec![l, s], DType::I64);
         let keep = e.compare(Cmp::Ge, &e.iota(&it, 0)?, &e.iota(&it, 1)?)?;
@@ -92,16 +98,19 @@ fn sdpa(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             e.add(&scores, &e.convert(&m, scores.dtype())?)?
         };
     }
-    // Softmax over the last dim.
+    // Safe softmax over the last dim (PyTorch's _safe_softmax): rows that are entirely
+    // -inf (fully masked) give zeros instead of NaN.
     let last = scores.rank() as i64 - 1;
     let kept: Vec<i64> = (0..last).collect();
     let mx = e.reduce(&scores, f64::NEG_INFINITY, &[last], ReduceKind::Max)?;
-    let ex = e.unary(
-        "stablehlo.exponential",
-        &e.sub(&scores, &e.broadcast_in_dim(&mx, scores.shape(), &kept)?)?,
-    )?;
+    let mx_b = e.broadcast_in_dim(&mx, scores.shape(), &kept)?;
+    let ex = e.unary("stablehlo.exponential", &e.sub(&scores, &mx_b)?)?;
     let sum = e.reduce(&ex, 0.0, &[last], ReduceKind::Add)?;
     let p = e.div(&ex, &e.broadcast_in_dim(&sum, scores.shape(), &kept)?)?;
-    let out = matmul(e, &p, &v, Some(ty))?;
+    let masked_row = e.compare(Cmp::Eq, &mx_b, &neg_inf)?;
+    let p = e.select(&masked_row, &splat(e, &p.ty, 0.0)?, &p)?;
+    let out_ty = ty.with_dtype(cd);
+    let out = matmul(e, &p, &v, Some(&out_ty))?;
+    let out = e.convert(&out, ty.dtype)?;
     Ok(vec![out])
 }

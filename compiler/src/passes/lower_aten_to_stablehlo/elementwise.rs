@@ -272,7 +272,25 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
 }
 
 fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue>>> {
-    let r = if let Some(name) = unary_math(base).filter(|_| base != "aten.atan2") {
+    let decimals = op.int_or("decimals", 0);
+    let r = if base == "aten.round" && decimals != 0 {
+        // PyTorch: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d.
+        let scale = 10f64.powi(decimals.unsigned_abs() as i32);
+        unary_with(op, e, |e, x| {
+            let s = splat(e, &x.ty, scale)?;
+            Ok(if decimals > 0 {
+                e.div(
+                    &e.unary("stablehlo.round_nearest_even", &e.mul(x, &s)?)?,
+                    &s,
+                )?
+            } else {
+                e.mul(
+                    &e.unary("stablehlo.round_nearest_even", &e.div(x, &s)?)?,
+                    &s,
+                )?
+            })
+        })
+    } else if let Some(name) = unary_math(base).filter(|_| base != "aten.atan2") {
         unary(op, e, name)
     } else {
         match base {
@@ -593,10 +611,37 @@ fn div(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             let f = e.unary("stablehlo.floor", &e.unary("stablehlo.abs", &q)?)?;
             e.mul(&f, &e.unary("stablehlo.sign", &q)?)?
         }
-        Some("floor") => e.unary("stablehlo.floor", &q)?,
+        Some("floor") => floor_divide_float(e, &a, &b, &q)?,
         _ => q,
     };
     Ok(vec![e.convert(&q, ty.dtype)?])
+}
+
+/// Python/PyTorch floor division of floats: `(a - fmod(a, b)) / b`, adjusted so that
+/// `a == b * (a // b) + remainder(a, b)`; `b == 0` gives `a / b` (inf or NaN).
+fn floor_divide_float(e: &Emitter, a: &TValue, b: &TValue, quotient: &TValue) -> LResult<TValue> {
+    let ty = &a.ty;
+    let zero = splat(e, ty, 0.0)?;
+    let one = splat(e, ty, 1.0)?;
+    let m = e.binary("stablehlo.remainder", a, b)?;
+    let mut div = e.div(&e.sub(a, &m)?, b)?;
+    let m_nz = e.compare(Cmp::Ne, &m, &zero)?;
+    let signs_differ = e.compare(
+        Cmp::Ne,
+        &e.compare(Cmp::Lt, b, &zero)?,
+        &e.compare(Cmp::Lt, &m, &zero)?,
+    )?;
+    let fix = e.binary("stablehlo.and", &m_nz, &signs_differ)?;
+    div = e.select(&fix, &e.sub(&div, &one)?, &div)?;
+    let fl = e.unary("stablehlo.floor", &div)?;
+    let up = e.compare(Cmp::Gt, &e.sub(&div, &fl)?, &splat(e, ty, 0.5)?)?;
+    let fl = e.select(&up, &e.add(&fl, &one)?, &fl)?;
+    // A zero quotient takes the sign of a / b.
+    let signed_zero = e.mul(&zero, &e.unary("stablehlo.sign", quotient)?)?;
+    let div_zero = e.compare(Cmp::Eq, &div, &zero)?;
+    let r = e.select(&div_zero, &signed_zero, &fl)?;
+    let b_zero = e.compare(Cmp::Eq, b, &zero)?;
+    Ok(e.select(&b_zero, quotient, &r)?)
 }
 
 fn pow(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {

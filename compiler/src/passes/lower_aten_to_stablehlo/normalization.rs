@@ -168,6 +168,12 @@ fn rms_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let normalized = op.ints("normalized_shape")?;
     let r = x.rank();
     let k = normalized.len();
+    if k > r || x.shape()[r - k..] != normalized[..] {
+        return Err(LowerError::Invalid(format!(
+            "normalized_shape {normalized:?} does not match the trailing dims of {}",
+            x.ty
+        )));
+    }
     let cd = compute_dtype(ty.dtype);
     let eps = op.number_opt("eps").unwrap_or(if cd == DType::F64 {
         f64::EPSILON
