@@ -11,6 +11,7 @@ use super::{AtenOp, LResult, LowerError};
 pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let r = match op.base() {
         "aten.arange" => arange(op, e),
+        "aten.linspace" => linspace(op, e),
         "aten.full" | "aten.full_like" | "aten.new_full" => fill(op, e, None),
         "aten.zeros"
         | "aten.zeros_like"
@@ -107,4 +108,38 @@ fn tri(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let zero = splat(e, &x.ty, 0.0)?;
     let out = e.select(&keep, x, &zero)?;
     Ok(vec![to_type(e, &out, ty)?])
+}
+
+/// `linspace(start, end, steps)` with PyTorch's symmetric formula: the first half counts
+/// up from `start`, the second half down from `end`, so both ends are exact.
+fn linspace(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let steps = op.int("steps")?;
+    let start = op.number_or("start", 0.0);
+    let end = op.number_or("end", 0.0);
+    if ty.rank() != 1 || ty.shape[0] != steps {
+        return Err(LowerError::Invalid(
+            "linspace result must have `steps` elements".into(),
+        ));
+    }
+    if steps <= 1 {
+        return Ok(vec![splat(e, ty, start)?]);
+    }
+    let cd = if ty.dtype == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    };
+    let ct = ty.with_dtype(cd);
+    let step = (end - start) / (steps - 1) as f64;
+    let i = e.iota(&ct, 0)?;
+    let up = e.add(&splat(e, &ct, start)?, &e.mul(&i, &splat(e, &ct, step)?)?)?;
+    let from_end = e.sub(&splat(e, &ct, (steps - 1) as f64)?, &i)?;
+    let down = e.sub(
+        &splat(e, &ct, end)?,
+        &e.mul(&from_end, &splat(e, &ct, step)?)?,
+    )?;
+    let first_half = e.compare(Cmp::Lt, &i, &splat(e, &ct, (steps / 2) as f64)?)?;
+    let v = e.select(&first_half, &up, &down)?;
+    Ok(vec![e.convert(&v, ty.dtype)?])
 }

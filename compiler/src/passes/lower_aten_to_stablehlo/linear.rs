@@ -24,6 +24,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         }
         "aten.addmm" | "aten.baddbmm" | "aten.addmv" => addmm(op, e),
         "aten.linear" => linear(op, e),
+        "aten.einsum" => einsum(op, e),
         "aten.convolution" | "aten._convolution" | "aten.conv1d" | "aten.conv2d"
         | "aten.conv3d" => convolution(op, e),
         _ => return None,
@@ -230,4 +231,151 @@ fn convolution(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     }
     let out = e.convert(&out, ty.dtype)?;
     Ok(vec![e.reshape(&out, &ty.shape)?])
+}
+
+/// An operand of an einsum with one label per dim.
+struct Labelled {
+    value: TValue,
+    labels: Vec<char>,
+}
+
+/// Sums out every dim of `x` whose label is not in `keep`.
+fn sum_out(e: &Emitter, x: Labelled, keep: &dyn Fn(char) -> bool) -> LResult<Labelled> {
+    let dims: Vec<i64> = (0..x.labels.len())
+        .filter(|&i| !keep(x.labels[i]))
+        .map(|i| i as i64)
+        .collect();
+    if dims.is_empty() {
+        return Ok(x);
+    }
+    let zero = 0.0;
+    let value = e.reduce(
+        &x.value,
+        zero,
+        &dims,
+        tpuc_dialects::stablehlo::ReduceKind::Add,
+    )?;
+    let labels = x.labels.iter().copied().filter(|&c| keep(c)).collect();
+    Ok(Labelled { value, labels })
+}
+
+/// `einsum(equation, tensors)` as a chain of pairwise `dot_general`s. Supports explicit
+/// and implicit output, any number of operands; repeated labels within one operand
+/// (diagonals) and `...` are reported as unsupported.
+fn einsum(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let eq: String = op
+        .string_opt("equation")
+        .ok_or_else(|| LowerError::Invalid("missing equation".into()))?
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if eq.contains("...") {
+        return Err(LowerError::Unsupported(
+            "einsum with `...` is not supported yet".into(),
+        ));
+    }
+    let (lhs, out) = match eq.split_once("->") {
+        Some((l, o)) => (l.to_string(), o.chars().collect::<Vec<char>>()),
+        None => {
+            // Implicit output: labels seen exactly once, alphabetically.
+            let mut once: Vec<char> = eq
+                .chars()
+                .filter(|c| c.is_alphabetic() && eq.matches(*c).count() == 1)
+                .collect();
+            once.sort();
+            (eq.clone(), once)
+        }
+    };
+    let specs: Vec<Vec<char>> = lhs.split(',').map(|s| s.chars().collect()).collect();
+    let tensors = op.tensor_list("tensors");
+    if specs.len() != tensors.len() {
+        return Err(LowerError::Invalid(format!(
+            "equation `{eq}` names {} operands, got {}",
+            specs.len(),
+            tensors.len()
+        )));
+    }
+    let acc_dtype = accumulator(ty.dtype);
+    let mut items = Vec::new();
+    for (spec, t) in specs.iter().zip(&tensors) {
+        if spec.len() != t.rank() {
+            return Err(LowerError::Invalid(format!(
+                "`{}` does not match operand {}",
+                spec.iter().collect::<String>(),
+                t.ty
+            )));
+        }
+        let mut seen = spec.clone();
+        seen.sort();
+        seen.dedup();
+        if seen.len() != spec.len() {
+            return Err(LowerError::Unsupported(
+                "einsum with a repeated label in one operand (diagonal) is not supported yet"
+                    .into(),
+            ));
+        }
+        items.push(Labelled {
+            value: e.convert(t, ty.dtype)?,
+            labels: spec.clone(),
+        });
+    }
+    let mut rest = items.into_iter();
+    let mut cur = rest
+        .next()
+        .ok_or_else(|| LowerError::Invalid("einsum needs an operand".into()))?;
+    let remaining: Vec<Labelled> = rest.collect();
+    for (i, next) in remaining.into_iter().enumerate() {
+        let later: Vec<char> = specs[i + 2..]
+            .iter()
+            .flatten()
+            .copied()
+            .chain(out.iter().copied())
+            .collect();
+        let needed = |c: char, other: &[char]| later.contains(&c) || other.contains(&c);
+        let nl = next.labels.clone();
+        let cl = cur.labels.clone();
+        let a = sum_out(e, cur, &|c| needed(c, &nl))?;
+        let b = sum_out(e, next, &|c| needed(c, &cl))?;
+        let batch: Vec<char> = a
+            .labels
+            .iter()
+            .copied()
+            .filter(|c| b.labels.contains(c) && later.contains(c))
+            .collect();
+        let contract: Vec<char> = a
+            .labels
+            .iter()
+            .copied()
+            .filter(|c| b.labels.contains(c) && !later.contains(c))
+            .collect();
+        let pos = |l: &[char], c: char| l.iter().position(|&x| x == c).unwrap_or(0) as i64;
+        let dims = DotDims {
+            lhs_batch: batch.iter().map(|&c| pos(&a.labels, c)).collect(),
+            rhs_batch: batch.iter().map(|&c| pos(&b.labels, c)).collect(),
+            lhs_contract: contract.iter().map(|&c| pos(&a.labels, c)).collect(),
+            rhs_contract: contract.iter().map(|&c| pos(&b.labels, c)).collect(),
+        };
+        let value = e.dot_general_to(&a.value, &b.value, &dims, acc_dtype)?;
+        let value = e.convert(&value, ty.dtype)?;
+        let mut labels = batch.clone();
+        labels.extend(a.labels.iter().filter(|c| !b.labels.contains(c)));
+        labels.extend(b.labels.iter().filter(|c| !a.labels.contains(c)));
+        cur = Labelled { value, labels };
+    }
+    let cur = sum_out(e, cur, &|c| out.contains(&c))?;
+    let perm: Vec<i64> = out
+        .iter()
+        .map(|&c| {
+            cur.labels
+                .iter()
+                .position(|&x| x == c)
+                .map(|p| p as i64)
+                .ok_or_else(|| {
+                    LowerError::Invalid(format!("output label `{c}` is not an input label"))
+                })
+        })
+        .collect::<LResult<_>>()?;
+    let v = e.transpose(&cur.value, &perm)?;
+    Ok(vec![e.reshape(&v, &ty.shape)?])
 }

@@ -27,6 +27,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.softmax" | "aten._softmax" | "aten.special_softmax" => softmax(op, e, false),
         "aten.log_softmax" | "aten._log_softmax" => softmax(op, e, true),
         "aten.logsumexp" => logsumexp(op, e),
+        "aten.linalg_vector_norm" | "aten.norm" => vector_norm(op, e),
         "aten.cumsum" => cumulative(op, e, ReduceKind::Add),
         "aten.cumprod" => cumulative(op, e, ReduceKind::Mul),
         _ => return None,
@@ -350,4 +351,38 @@ impl MaxFloat for DType {
             DType::F32
         }
     }
+}
+
+/// `linalg_vector_norm(x, ord, dim, keepdim)`: inf/-inf are max/min of |x|, 0 counts
+/// non-zeros, other orders are `(sum |x|^ord)^(1/ord)`.
+fn vector_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let ord = op.number_opt("ord").or(op.number_opt("p")).unwrap_or(2.0);
+    let dims = reduce_dims(op, x.rank())?;
+    let acc = accumulator(ty.dtype);
+    let a = e.unary("stablehlo.abs", &e.convert(x, acc)?)?;
+    let r = if ord == f64::INFINITY {
+        reduce_to(e, &a, &dims, ReduceKind::Max, acc)?
+    } else if ord == f64::NEG_INFINITY {
+        e.reduce(&a, f64::INFINITY, &dims, ReduceKind::Min)?
+    } else if ord == 0.0 {
+        let nz = e.compare(
+            tpuc_dialects::stablehlo::Cmp::Ne,
+            &a,
+            &splat(e, &a.ty, 0.0)?,
+        )?;
+        reduce_to(e, &e.convert(&nz, acc)?, &dims, ReduceKind::Add, acc)?
+    } else if ord == 1.0 {
+        reduce_to(e, &a, &dims, ReduceKind::Add, acc)?
+    } else if ord == 2.0 {
+        let s = reduce_to(e, &e.mul(&a, &a)?, &dims, ReduceKind::Add, acc)?;
+        e.unary("stablehlo.sqrt", &s)?
+    } else {
+        let p = e.binary("stablehlo.power", &a, &splat(e, &a.ty, ord)?)?;
+        let s = reduce_to(e, &p, &dims, ReduceKind::Add, acc)?;
+        e.binary("stablehlo.power", &s, &splat(e, &s.ty, 1.0 / ord)?)?
+    };
+    let r = e.convert(&r, ty.dtype)?;
+    Ok(vec![e.reshape(&r, &ty.shape)?])
 }
