@@ -116,3 +116,21 @@
   %0 = "aten.eye.m"() {dtype = "f32", m = 4 : i64, n = 3 : i64, operand_names = []} : () -> tensor<3x4xf32> loc("eye")
   "func.return"(%0) : (tensor<3x4xf32>) -> ()
 }) : () -> ()
+
+// linspace(0, 1, 5): the first half counts up from start (0 + 0.25 i), the second half
+// down from end (1 - 0.25 (4 - i)), as PyTorch does, so both ends are exact.
+// CHECK-LABEL: sym_name = "linspace"
+// CHECK: [[I:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<5xf32>
+// CHECK: [[UP:%[0-9]+]] = "stablehlo.add"
+// CHECK: "stablehlo.constant"() {value = dense<4.000000e+00> : tensor<f32>}
+// CHECK: [[REV:%[0-9]+]] = "stablehlo.subtract"({{%[0-9]+}}, [[I]])
+// CHECK: [[DOWN:%[0-9]+]] = "stablehlo.subtract"
+// CHECK: "stablehlo.constant"() {value = dense<2.000000e+00> : tensor<f32>}
+// CHECK: [[LT:%[0-9]+]] = "stablehlo.compare"([[I]], {{%[0-9]+}})
+// CHECK-SAME: comparison_direction LT
+// CHECK: [[R:%[0-9]+]] = "stablehlo.select"([[LT]], [[UP]], [[DOWN]])
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = () -> tensor<5xf32>, sym_name = "linspace"}> ({
+  %0 = "aten.linspace.default"() {end = 1.000000e+00 : f64, operand_names = [], start = 0.000000e+00 : f64, steps = 5 : i64} : () -> tensor<5xf32> loc("linspace")
+  "func.return"(%0) : (tensor<5xf32>) -> ()
+}) : () -> ()

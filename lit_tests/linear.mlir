@@ -196,3 +196,17 @@
   %0 = "aten.conv2d.default"(%x, %w, %b) {groups = 4 : i64, operand_names = ["input", "weight", "bias"], padding = array<i64: 1, 1>} : (tensor<1x4x5x5xbf16>, tensor<4x1x3x3xbf16>, tensor<4xbf16>) -> tensor<1x4x5x5xbf16> loc("conv2d_dw")
   "func.return"(%0) : (tensor<1x4x5x5xbf16>) -> ()
 }) : () -> ()
+
+// einsum("bij,bjk->bki"): b is a batch label, j is contracted, the result is permuted
+// into the output order.
+// CHECK-LABEL: sym_name = "einsum"
+// CHECK: [[D:%[0-9]+]] = "stablehlo.dot_general"(%arg0, %arg1)
+// CHECK-SAME: lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]
+// CHECK-SAME: -> tensor<2x3x5xf32>
+// CHECK: [[T:%[0-9]+]] = "stablehlo.transpose"([[D]]) {permutation = array<i64: 0, 2, 1>}
+// CHECK-NEXT: "func.return"([[T]])
+"func.func"() <{function_type = (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x5x3xf32>, sym_name = "einsum"}> ({
+^bb0(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>):
+  %0 = "aten.einsum.default"(%a, %b) {equation = "bij,bjk->bki", operand_names = ["tensors[0]", "tensors[1]"]} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x5x3xf32> loc("einsum")
+  "func.return"(%0) : (tensor<2x5x3xf32>) -> ()
+}) : () -> ()

@@ -254,3 +254,18 @@
   %1 = "aten.cumprod.default"(%b) {dim = 0 : i64, operand_names = ["self"]} : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("cumprod")
   "func.return"(%0, %1) : (tensor<2x8xi64>, tensor<2x8xf32>) -> ()
 }) : () -> ()
+
+// linalg_vector_norm(x, ord=2, dim=-1): sqrt of the sum of squares of |x|.
+// CHECK-LABEL: sym_name = "vector_norm"
+// CHECK: [[A:%[0-9]+]] = "stablehlo.abs"(%arg0)
+// CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[A]], [[A]])
+// CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[SQ]], {{%[0-9]+}})
+// CHECK: "stablehlo.add"
+// CHECK: dimensions = array<i64: 2>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.sqrt"([[S]]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x3x4xf32>) -> tensor<2x3xf32>, sym_name = "vector_norm"}> ({
+^bb0(%x: tensor<2x3x4xf32>):
+  %0 = "aten.linalg_vector_norm.default"(%x) {dim = array<i64: -1>, keepdim = false, operand_names = ["self"], ord = 2.000000e+00 : f64} : (tensor<2x3x4xf32>) -> tensor<2x3xf32> loc("norm")
+  "func.return"(%0) : (tensor<2x3xf32>) -> ()
+}) : () -> ()

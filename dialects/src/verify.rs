@@ -362,6 +362,12 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
         }
         "stablehlo.reduce_window" => {
             let x = operands.first().ok_or("missing operand")?;
+            if let Ok(base) = attr(op, "base_dilations") {
+                if i64_list(&base)?.iter().any(|&d| d != 1) {
+                    // Base dilation is valid StableHLO that tpuc never emits; not checked.
+                    return Ok(());
+                }
+            }
             let p = WindowParams {
                 dims: i64_list(&attr(op, "window_dimensions")?)?,
                 strides: i64_list(&attr(op, "window_strides")?)?,

@@ -1,4 +1,4 @@
-// Input of xfail_rms_norm_validation.mlir: normalized_shape longer than the input's
+// Input of normalization_rms_norm_errors.mlir: normalized_shape longer than the input's
 // rank.
 "func.func"() <{function_type = (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>, sym_name = "main"}> ({
 ^bb0(%a: tensor<2x3xf32>, %w: tensor<3xf32>):

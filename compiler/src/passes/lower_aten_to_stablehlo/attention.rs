@@ -68,8 +68,9 @@ fn sdpa(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             (k, v)
         };
     // As in PyTorch: q and k are each scaled by sqrt(scale) before the product.
-    let root = scale.sqrt();
-    let q = e.mul(&q, &splat(e, &q.ty, root)?)?;
+    // A negative scale keeps its sign on the query side.
+    let root = scale.abs().sqrt();
+    let q = e.mul(&q, &splat(e, &q.ty, root.copysign(scale))?)?;
     let k = e.mul(&k, &splat(e, &k.ty, root)?)?;
     let mut perm: Vec<i64> = (0..r as i64).collect();
     perm.swap(r - 2, r - 1);
