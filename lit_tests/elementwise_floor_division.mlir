@@ -20,13 +20,15 @@
 // CHECK-NEXT: [[MOD:%[0-9]+]] = "stablehlo.remainder"([[A]], [[B]])
 // CHECK-NEXT: [[AMM:%[0-9]+]] = "stablehlo.subtract"([[A]], [[MOD]])
 // CHECK-NEXT: [[DIV:%[0-9]+]] = "stablehlo.divide"([[AMM]], [[B]])
-// CHECK-NEXT: [[MNZ:%[0-9]+]] = "stablehlo.compare"([[MOD]], [[ZERO]])
+// CHECK-NEXT: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK-NEXT: [[Z2:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK-NEXT: [[MNZ:%[0-9]+]] = "stablehlo.compare"([[MOD]], [[Z2]])
 // CHECK-SAME: comparison_direction NE
-// CHECK-NEXT: [[BNEG:%[0-9]+]] = "stablehlo.compare"([[B]], [[ZERO]])
+// CHECK-NEXT: [[MNEG:%[0-9]+]] = "stablehlo.compare"([[MOD]], [[Z2]])
 // CHECK-SAME: comparison_direction LT
-// CHECK-NEXT: [[MNEG:%[0-9]+]] = "stablehlo.compare"([[MOD]], [[ZERO]])
+// CHECK-NEXT: [[BNEG:%[0-9]+]] = "stablehlo.compare"([[B]], [[Z2]])
 // CHECK-SAME: comparison_direction LT
-// CHECK-NEXT: [[DIFF:%[0-9]+]] = "stablehlo.compare"([[BNEG]], [[MNEG]])
+// CHECK-NEXT: [[DIFF:%[0-9]+]] = "stablehlo.compare"([[MNEG]], [[BNEG]])
 // CHECK-SAME: comparison_direction NE
 // CHECK-NEXT: [[FIX:%[0-9]+]] = "stablehlo.and"([[MNZ]], [[DIFF]])
 // CHECK-NEXT: [[DM1:%[0-9]+]] = "stablehlo.subtract"([[DIV]], [[ONE]])

@@ -82,21 +82,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn safetensors_dtype(d: DType) -> &'static str {
-    match d {
-        DType::F64 => "F64",
-        DType::F32 => "F32",
-        DType::F16 => "F16",
-        DType::Bf16 => "BF16",
-        DType::I64 => "I64",
-        DType::I32 => "I32",
-        DType::I16 => "I16",
-        DType::I8 => "I8",
-        DType::U8 => "U8",
-        DType::Bool => "BOOL",
-    }
-}
-
 /// A writer that hashes what passes through it.
 struct HashingWriter<W: Write> {
     inner: W,
@@ -143,7 +128,7 @@ fn write_safetensors(
         header.insert(
             e.key.clone(),
             serde_json::json!({
-                "dtype": safetensors_dtype(e.dtype),
+                "dtype": tpuc_runtime::safetensors::dtype_name(e.dtype),
                 "shape": e.shape,
                 "data_offsets": [offset, offset + e.bytes],
             }),

@@ -590,14 +590,7 @@ fn div(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         if mode.as_deref() == Some("floor") {
             // Adjust when the remainder is non-zero and the signs differ.
             let r = e.binary("stablehlo.remainder", &a, &b)?;
-            let zero = splat(e, &ty, 0.0)?;
-            let r_nz = e.compare(Cmp::Ne, &r, &zero)?;
-            let sign_diff = e.compare(
-                Cmp::Ne,
-                &e.compare(Cmp::Lt, &r, &zero)?,
-                &e.compare(Cmp::Lt, &b, &zero)?,
-            )?;
-            let adjust = e.binary("stablehlo.and", &r_nz, &sign_diff)?;
+            let adjust = sign_mismatch(e, &r, &b)?;
             let q1 = e.sub(&q, &splat(e, &ty, 1.0)?)?;
             return Ok(vec![e.select(&adjust, &q1, &q)?]);
         }
@@ -625,13 +618,7 @@ fn floor_divide_float(e: &Emitter, a: &TValue, b: &TValue, quotient: &TValue) ->
     let one = splat(e, ty, 1.0)?;
     let m = e.binary("stablehlo.remainder", a, b)?;
     let mut div = e.div(&e.sub(a, &m)?, b)?;
-    let m_nz = e.compare(Cmp::Ne, &m, &zero)?;
-    let signs_differ = e.compare(
-        Cmp::Ne,
-        &e.compare(Cmp::Lt, b, &zero)?,
-        &e.compare(Cmp::Lt, &m, &zero)?,
-    )?;
-    let fix = e.binary("stablehlo.and", &m_nz, &signs_differ)?;
+    let fix = sign_mismatch(e, &m, b)?;
     div = e.select(&fix, &e.sub(&div, &one)?, &div)?;
     let fl = e.unary("stablehlo.floor", &div)?;
     let up = e.compare(Cmp::Gt, &e.sub(&div, &fl)?, &splat(e, ty, 0.5)?)?;
@@ -669,6 +656,19 @@ fn pow(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     done(e.binary("stablehlo.power", &a, &b)?)
 }
 
+/// True where the C-style remainder `r` (sign of the dividend) is non-zero and its sign
+/// differs from the divisor `b`'s: where Python-style floor semantics need a correction.
+fn sign_mismatch(e: &Emitter, r: &TValue, b: &TValue) -> LResult<TValue> {
+    let zero = splat(e, &r.ty, 0.0)?;
+    let r_nz = e.compare(Cmp::Ne, r, &zero)?;
+    let signs_differ = e.compare(
+        Cmp::Ne,
+        &e.compare(Cmp::Lt, r, &zero)?,
+        &e.compare(Cmp::Lt, b, &zero)?,
+    )?;
+    Ok(e.binary("stablehlo.and", &r_nz, &signs_differ)?)
+}
+
 /// Python-style `remainder` (sign of the divisor) when `floor` is set, C `fmod` otherwise.
 fn remainder(op: &AtenOp, e: &Emitter, floor: bool) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
@@ -678,14 +678,7 @@ fn remainder(op: &AtenOp, e: &Emitter, floor: bool) -> LResult<Vec<TValue>> {
     if !floor {
         return Ok(vec![r]);
     }
-    let zero = splat(e, ty, 0.0)?;
-    let r_nz = e.compare(Cmp::Ne, &r, &zero)?;
-    let sign_diff = e.compare(
-        Cmp::Ne,
-        &e.compare(Cmp::Lt, &r, &zero)?,
-        &e.compare(Cmp::Lt, &b, &zero)?,
-    )?;
-    let fix = e.binary("stablehlo.and", &r_nz, &sign_diff)?;
+    let fix = sign_mismatch(e, &r, &b)?;
     Ok(vec![e.select(&fix, &e.add(&r, &b)?, &r)?])
 }
 
