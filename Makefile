@@ -3,7 +3,7 @@
 #   make demo    compile a bundled exported model, run it on the CPU PJRT plugin and
 #                print its distance from PyTorch's outputs
 #   make test    every test: unit, integration (end-to-end on the CPU plugin), snapshot,
-#                lit + FileCheck
+#                lit + FileCheck, then fmt and clippy
 #   make lint    cargo fmt --check and clippy -D warnings
 #   make setup   only the installs (LLVM/MLIR 22 from Debian, the CPU PJRT plugin)
 
@@ -39,7 +39,7 @@ unit-test: setup
 lit: build
 	$(LIT) -sv lit_tests --param tpuc_bin_dir=$(REPO)/target/debug
 
-test: unit-test lit
+test: unit-test lit lint
 
 lint: setup
 	$(CARGO) fmt --all --check
