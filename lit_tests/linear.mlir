@@ -200,7 +200,8 @@
 // einsum("bij,bjk->bki"): b is a batch label, j is contracted, the result is permuted
 // into the output order.
 // CHECK-LABEL: sym_name = "einsum"
-// CHECK: [[D:%[0-9]+]] = "stablehlo.dot_general"(%arg0, %arg1)
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x3x4xf32>, [[B:%arg[0-9]+]]: tensor<2x4x5xf32>)
+// CHECK: [[D:%[0-9]+]] = "stablehlo.dot_general"([[A]], [[B]])
 // CHECK-SAME: lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]
 // CHECK-SAME: -> tensor<2x3x5xf32>
 // CHECK: [[T:%[0-9]+]] = "stablehlo.transpose"([[D]]) {permutation = array<i64: 0, 2, 1>}
@@ -209,4 +210,25 @@
 ^bb0(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>):
   %0 = "aten.einsum.default"(%a, %b) {equation = "bij,bjk->bki", operand_names = ["tensors[0]", "tensors[1]"]} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x5x3xf32> loc("einsum")
   "func.return"(%0) : (tensor<2x5x3xf32>) -> ()
+}) : () -> ()
+
+// Transposed convolution (ConvTranspose2d, stride 2, padding 1, output_padding 1): the
+// kernel [Cin, Cout, kh, kw] becomes [Cout, Cin, kh, kw] with its window flipped, the
+// input is dilated by the stride, and padding is dilation*(k-1) - padding = 1 low,
+// 1 + output_padding = 2 high: (5-1)*2 - 2 + 2 + 1 + 1 = 10.
+// CHECK-LABEL: sym_name = "conv_transposed"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x4x5x5xf32>, [[W:%arg[0-9]+]]: tensor<4x2x3x3xf32>)
+// CHECK: [[G:%[0-9]+]] = "stablehlo.reshape"([[W]]) : (tensor<4x2x3x3xf32>) -> tensor<1x4x2x3x3xf32>
+// CHECK: [[T:%[0-9]+]] = "stablehlo.transpose"([[G]]) {permutation = array<i64: 0, 2, 1, 3, 4>}
+// CHECK: [[K:%[0-9]+]] = "stablehlo.reshape"([[T]]) : (tensor<1x2x4x3x3xf32>) -> tensor<2x4x3x3xf32>
+// CHECK: [[F:%[0-9]+]] = "stablehlo.reverse"([[K]]) {dimensions = array<i64: 2, 3>}
+// CHECK: "stablehlo.convolution"([[X]], [[F]])
+// CHECK-SAME: lhs_dilation = array<i64: 2, 2>
+// CHECK-SAME: padding = dense<{{\[\[}}1, 2], [1, 2]]> : tensor<2x2xi64>
+// CHECK-SAME: window_strides = array<i64: 1, 1>
+// CHECK-SAME: -> tensor<1x2x10x10xf32>
+"func.func"() <{function_type = (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x10x10xf32>, sym_name = "conv_transposed"}> ({
+^bb0(%x: tensor<1x4x5x5xf32>, %w: tensor<4x2x3x3xf32>):
+  %0 = "aten.convolution.default"(%x, %w) {dilation = array<i64: 1, 1>, groups = 1 : i64, operand_names = ["input", "weight"], output_padding = array<i64: 1, 1>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, transposed = true} : (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x10x10xf32> loc("conv_transpose")
+  "func.return"(%0) : (tensor<1x2x10x10xf32>) -> ()
 }) : () -> ()

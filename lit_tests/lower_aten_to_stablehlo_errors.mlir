@@ -12,7 +12,7 @@
 // RUN: not tpuc opt %S/Inputs/lower_error_dropout_train.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=DROPOUT
 // RUN: not tpuc opt %S/Inputs/lower_error_pool_indices_used.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=INDICES
 // RUN: not tpuc opt %S/Inputs/lower_error_layer_norm_shape.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=LAYERNORM
-// RUN: not tpuc opt %S/Inputs/lower_error_conv_transposed.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=CONVT
+// RUN: not tpuc opt %S/Inputs/lower_error_pad_reflect.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=REFLECT
 // RUN: not tpuc opt %S/Inputs/lower_error_bool_index.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=BOOLIDX
 // RUN: not tpuc opt %S/Inputs/lower_error_matmul_dims.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=MATMUL
 // RUN: not tpuc opt %S/Inputs/lower_error_operand_names.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=NAMES
@@ -31,7 +31,7 @@
 // DROPOUT: error: node `dropout_train` (aten.dropout.default): dropout in training mode is random; export the model in eval mode (model.eval())
 // INDICES: error: node `pool_with_indices` (aten.max_pool2d_with_indices.default): only the first 1 result(s) of this op are supported, but a later one is used
 // LAYERNORM: error: node `layer_norm_bad` (aten.layer_norm.default): normalized_shape [16] does not match the trailing dims of tensor<2x8x32xf32>
-// CONVT: error: node `conv_transpose` (aten.convolution.default): transposed convolution (ConvTranspose) is not supported yet
+// REFLECT: error: node `reflect_pad` (aten.pad.default): padding mode `reflect` is not supported yet (constant only)
 // BOOLIDX: error: node `mask_index` (aten.index.Tensor): boolean mask indexing has a data-dependent shape
 // MATMUL: error: node `mm_bad` (aten.mm.default): matmul: inner dimensions differ (tensor<2x3xf32> vs tensor<4x5xf32>)
 // NAMES: error: node `relu_unnamed` (aten.relu.default): `operand_names` attribute missing or malformed

@@ -257,7 +257,8 @@
 
 // linalg_vector_norm(x, ord=2, dim=-1): sqrt of the sum of squares of |x|.
 // CHECK-LABEL: sym_name = "vector_norm"
-// CHECK: [[A:%[0-9]+]] = "stablehlo.abs"(%arg0)
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3x4xf32>)
+// CHECK: [[A:%[0-9]+]] = "stablehlo.abs"([[X]])
 // CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[A]], [[A]])
 // CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[SQ]], {{%[0-9]+}})
 // CHECK: "stablehlo.add"

@@ -25,8 +25,14 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.addmm" | "aten.baddbmm" | "aten.addmv" => addmm(op, e),
         "aten.linear" => linear(op, e),
         "aten.einsum" => einsum(op, e),
-        "aten.convolution" | "aten._convolution" | "aten.conv1d" | "aten.conv2d"
-        | "aten.conv3d" => convolution(op, e),
+        "aten.convolution"
+        | "aten._convolution"
+        | "aten.conv1d"
+        | "aten.conv2d"
+        | "aten.conv3d"
+        | "aten.conv_transpose1d"
+        | "aten.conv_transpose2d"
+        | "aten.conv_transpose3d" => convolution(op, e),
         _ => return None,
     };
     Some(r)
@@ -184,11 +190,8 @@ fn convolution(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let cd = accumulator(ty.dtype);
     let x = e.convert(op.tensor("input")?, cd)?;
     let w = e.convert(op.tensor("weight")?, cd)?;
-    if op.bool_or("transposed", false) {
-        return Err(LowerError::Unsupported(
-            "transposed convolution (ConvTranspose) is not supported yet".into(),
-        ));
-    }
+    let transposed =
+        op.bool_or("transposed", false) || op.base().starts_with("aten.conv_transpose");
     let n = w.rank().saturating_sub(2);
     // conv1d/2d/3d accept unbatched input: add the batch dim and drop it at the end.
     let unbatched = x.rank() == n + 1;
@@ -216,12 +219,17 @@ fn convolution(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             .map(|p| (p, p))
             .collect(),
     };
-    let params = ConvParams {
-        strides,
-        padding,
-        lhs_dilation: vec![1; n],
-        rhs_dilation: dilation,
-        feature_groups: groups,
+    let (w, params) = if transposed {
+        transposed_kernel(op, e, &w, n, groups, &strides, &padding, &dilation)?
+    } else {
+        let params = ConvParams {
+            strides,
+            padding,
+            lhs_dilation: vec![1; n],
+            rhs_dilation: dilation,
+            feature_groups: groups,
+        };
+        (w, params)
     };
     let mut out = e.convolution(&x, &w, &params)?;
     if let Some(b) = op.tensor_opt("bias") {
@@ -231,6 +239,55 @@ fn convolution(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     }
     let out = e.convert(&out, ty.dtype)?;
     Ok(vec![e.reshape(&out, &ty.shape)?])
+}
+
+/// A transposed convolution as a regular one: the input is dilated by the stride, the
+/// kernel `[Cin, Cout/g, k...]` becomes `[Cout, Cin/g, k...]` with its window flipped,
+/// and the padding becomes `dilation * (k - 1) - padding` (plus `output_padding` high).
+#[allow(clippy::too_many_arguments)]
+fn transposed_kernel(
+    op: &AtenOp,
+    e: &Emitter,
+    w: &TValue,
+    n: usize,
+    groups: i64,
+    strides: &[i64],
+    padding: &[(i64, i64)],
+    dilation: &[i64],
+) -> LResult<(TValue, ConvParams)> {
+    let output_padding = per_dim(op.ints_opt("output_padding"), n, 0);
+    let (cin, cout_g) = (w.shape()[0], w.shape()[1]);
+    if groups < 1 || cin % groups != 0 {
+        return Err(LowerError::Invalid(format!(
+            "{cin} input channels do not split into {groups} groups"
+        )));
+    }
+    let k = &w.shape()[2..];
+    let mut grouped = vec![groups, cin / groups, cout_g];
+    grouped.extend_from_slice(k);
+    let wg = e.reshape(w, &grouped)?;
+    let mut perm = vec![0, 2, 1];
+    perm.extend((3..3 + n as i64).collect::<Vec<_>>());
+    let wt = e.transpose(&wg, &perm)?;
+    let mut flat = vec![groups * cout_g, cin / groups];
+    flat.extend_from_slice(k);
+    let wk = e.reshape(&wt, &flat)?;
+    let spatial: Vec<i64> = (2..2 + n as i64).collect();
+    let wk = e.reverse(&wk, &spatial)?;
+    let padding = (0..n)
+        .map(|i| {
+            let edge = dilation[i] * (k[i] - 1);
+            (edge - padding[i].0, edge - padding[i].1 + output_padding[i])
+        })
+        .collect();
+    let params = ConvParams {
+        strides: vec![1; n],
+        padding,
+        lhs_dilation: strides.to_vec(),
+        rhs_dilation: dilation.to_vec(),
+        feature_groups: groups,
+    };
+    Ok((wk, params))
 }
 
 /// An operand of an einsum with one label per dim.
