@@ -15,6 +15,7 @@ mod normalization;
 mod op;
 mod pooling;
 mod reduction;
+mod resize;
 mod view_like;
 
 use std::collections::{BTreeMap, HashMap};
@@ -54,13 +55,14 @@ type Family = fn(&AtenOp, &Emitter) -> Option<LResult<Vec<TValue>>>;
 
 /// Dispatches one ATen op to its family. `Ok(results)` replaces the op's results.
 fn lower_op(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
-    let families: [Family; 9] = [
+    let families: [Family; 10] = [
         elementwise::lower,
         view_like::lower,
         linear::lower,
         reduction::lower,
         normalization::lower,
         pooling::lower,
+        resize::lower,
         gather::lower,
         creation::lower,
         attention::lower,

@@ -207,24 +207,38 @@ fn adaptive_avg_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         if input == output {
             continue;
         }
-        let mt = TensorType::new(vec![output, input], compute);
-        let lits: Vec<String> = averaging_matrix(input, output)
-            .iter()
-            .map(|v| tpuc_dialects::stablehlo::scalar_literal(compute, *v))
-            .collect();
-        let m = e.constant_elements(&mt, &lits)?;
-        // Contract `dim` of cur with dim 1 of m; the new dim lands last: move it back.
-        let dims = DotDims {
-            lhs_contract: vec![dim],
-            rhs_contract: vec![1],
-            ..DotDims::default()
-        };
-        let prod = e.dot_general(&cur, &m, &dims)?;
-        let rank = prod.rank() as i64;
-        let mut perm: Vec<i64> = (0..rank - 1).collect();
-        perm.insert(dim as usize, rank - 1);
-        cur = e.transpose(&prod, &perm)?;
+        cur = apply_along(e, &cur, dim, &averaging_matrix(input, output), output)?;
     }
     let out = e.convert(&cur, ty.dtype)?;
     Ok(vec![e.reshape(&out, &ty.shape)?])
+}
+
+/// Applies the linear map `matrix` (`[output, input]`, row-major) along `dim` of `x`:
+/// `out[.., i, ..] = sum_j matrix[i][j] * x[.., j, ..]`, as one `dot_general` with a
+/// constant. Adaptive pooling and interpolation are such maps, one per spatial dim.
+pub(super) fn apply_along(
+    e: &Emitter,
+    x: &TValue,
+    dim: i64,
+    matrix: &[f64],
+    output: i64,
+) -> LResult<TValue> {
+    let input = x.shape()[dim as usize];
+    let mt = TensorType::new(vec![output, input], x.dtype());
+    let lits: Vec<String> = matrix
+        .iter()
+        .map(|v| tpuc_dialects::stablehlo::scalar_literal(x.dtype(), *v))
+        .collect();
+    let m = e.constant_elements(&mt, &lits)?;
+    // Contract `dim` of x with dim 1 of m; the new dim lands last: move it back.
+    let dims = DotDims {
+        lhs_contract: vec![dim],
+        rhs_contract: vec![1],
+        ..DotDims::default()
+    };
+    let prod = e.dot_general(x, &m, &dims)?;
+    let rank = prod.rank() as i64;
+    let mut perm: Vec<i64> = (0..rank - 1).collect();
+    perm.insert(dim as usize, rank - 1);
+    Ok(e.transpose(&prod, &perm)?)
 }
