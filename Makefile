@@ -4,8 +4,13 @@
 #                print its distance from PyTorch's outputs
 #   make test    every test: unit, integration (end-to-end on the CPU plugin), snapshot,
 #                lit + FileCheck, then fmt and clippy
-#   make lint    cargo fmt --check and clippy -D warnings
+#   make lint    cargo fmt --check and clippy -D warnings (also of the runtime-only build)
 #   make setup   only the installs (LLVM/MLIR 22 from Debian, the CPU PJRT plugin)
+#   make runtime-only   the runtime-only tpuc (run, devices, bench; no MLIR/LLVM inside),
+#                built in release into target/runtime-only/release/tpuc
+#   make bench   per-call cost of tpuc's runtime vs raw PJRT execute and vs JAX (jax 0.12
+#                in .deps/bench-venv, created on first use); writes BENCH.md. Not part of
+#                make test.
 
 SHELL := /bin/bash
 REPO := $(abspath .)
@@ -14,8 +19,12 @@ CARGO ?= cargo
 TPUC := $(REPO)/target/debug/tpuc
 LIT := /usr/lib/llvm-22/bin/lit
 DEMO_MODEL ?= gpt2
+RUNTIME_ONLY_DIR := target/runtime-only
+BENCH_VENV := $(REPO)/.deps/bench-venv
+# Plugin log lines that are not ours to show.
+PLUGIN_NOISE := grep -v -e cpu_device_count -e 'asynchronous set via' -e '^WARNING: All log'
 
-.PHONY: setup demo test unit-test lit lint build clean-demo
+.PHONY: setup demo test unit-test lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv
 
 setup:
 	@bash scripts/setup_system.sh
@@ -31,7 +40,7 @@ demo: build
 	$(TPUC) run target/demo/$(DEMO_MODEL).tpuc \
 		$(foreach f,$(sort $(wildcard testdata/models/$(DEMO_MODEL)/inputs/*.npy)),--input $(f)) \
 		$(foreach f,$(sort $(wildcard testdata/models/$(DEMO_MODEL)/expected/*.npy)),--expect $(f)) \
-		2> >(grep -v -e cpu_device_count -e '^WARNING: All log' >&2)
+		2> >($(PLUGIN_NOISE) >&2)
 
 unit-test: setup
 	$(CARGO) test --workspace
@@ -41,6 +50,30 @@ lit: build
 
 test: unit-test lit lint
 
-lint: setup
+lint: setup lint-runtime-only
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# The runtime-only tpuc compiles different code (no compiler commands): lint it too.
+lint-runtime-only:
+	$(CARGO) clippy -p tpuc-cli --no-default-features --all-targets --target-dir $(RUNTIME_ONLY_DIR) -- -D warnings
+
+# Needs no LLVM/MLIR: this is what a TPU VM or a GPU box builds.
+runtime-only:
+	$(CARGO) build --release -p tpuc-cli --no-default-features --target-dir $(RUNTIME_ONLY_DIR)
+	@bin=$(RUNTIME_ONLY_DIR)/release/tpuc; \
+	if nm -C "$$bin" 2>/dev/null | grep -q -e ' mlir[A-Z]' -e ' llvm::' -e ' mlir::'; then \
+		echo "error: $$bin contains MLIR/LLVM symbols" >&2; exit 1; fi; \
+	echo "runtime-only tpuc: $$bin, $$(du -h "$$bin" | cut -f1) ($$(stat -c %s "$$bin") bytes), no MLIR/LLVM; links:"; \
+	ldd "$$bin" | sed 's/^/  /'
+
+bench-venv:
+	@bash bench/setup_venv.sh
+
+bench: build bench-venv
+	@mkdir -p target/bench
+	$(TPUC) compile testdata/models/mlp/exported.pt2 -o target/bench/mlp.tpuc
+	$(CARGO) build --release -p tpuc-bench
+	target/release/tpuc-bench --artifact mlp=target/bench/mlp.tpuc \
+		--python $(BENCH_VENV)/bin/python --out BENCH.md --command "make bench" \
+		2> >($(PLUGIN_NOISE) >&2)

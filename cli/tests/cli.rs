@@ -11,8 +11,13 @@ fn repo() -> PathBuf {
 }
 
 fn tpuc(args: &[&str]) -> (bool, String, String) {
+    tpuc_env(args, &[])
+}
+
+fn tpuc_env(args: &[&str], env: &[(&str, &Path)]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tpuc"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(repo())
         .output()
         .expect("tpuc runs");
@@ -36,7 +41,7 @@ fn temp(tag: &str) -> PathBuf {
 fn help_explains_the_commands() {
     let (ok, out, _) = tpuc(&["--help"]);
     assert!(ok);
-    for cmd in ["compile", "opt", "inspect", "run"] {
+    for cmd in ["compile", "opt", "inspect", "run", "devices", "bench"] {
         assert!(out.contains(cmd), "{out}");
     }
     let (ok, out, _) = tpuc(&["compile", "--help"]);
@@ -120,4 +125,106 @@ fn inspect_lists_ops_and_status() {
         out.contains("aten.convolution.default") && out.contains("every op lowers"),
         "{out}"
     );
+}
+
+#[test]
+fn devices_lists_the_cpu_plugin() {
+    let (ok, out, err) = tpuc(&["devices"]);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("pjrt_c_api_cpu_plugin.so"), "{out}");
+    assert!(
+        out.contains("PJRT C API:") && out.contains("StableHLO:"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("platform:") && l.contains("cpu")),
+        "{out}"
+    );
+    assert!(out.contains("id 0"), "{out}");
+
+    // A file that is not a plugin is listed with its error, after which the real plugin
+    // is still listed and the command succeeds.
+    let (ok, out, err) = tpuc(&["devices", "--plugin", "Cargo.toml"]);
+    assert!(ok, "{out}\n{err}");
+    let first = out.split("\n\n").next().unwrap();
+    assert!(
+        first.contains("Cargo.toml (--plugin)") && first.contains("error:"),
+        "{out}"
+    );
+    assert!(out.contains("platform:"), "{out}");
+    assert!(
+        !err.contains("panicked") && !err.contains("internal error"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bench_reports_percentiles_and_throughput() {
+    let dir = temp("bench");
+    let cache = dir.join("cache");
+    let art = dir.join("mlp.tpuc");
+    let art = art.to_str().unwrap();
+    let (ok, _, err) = tpuc(&["compile", "testdata/models/mlp/exported.pt2", "-o", art]);
+    assert!(ok, "{err}");
+    let env = [("TPUC_CACHE_DIR", cache.as_path())];
+
+    // Generated inputs, both modes; the first load compiles and fills the cache.
+    let (ok, out, err) = tpuc_env(&["bench", art, "--iterations", "20", "--warmup", "2"], &env);
+    assert!(ok, "{out}\n{err}");
+    for needle in [
+        "p50",
+        "p90",
+        "p99",
+        "min",
+        "mean",
+        "calls/s",
+        "resident",
+        "upload per call",
+    ] {
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+    assert!(out.contains("compiled and stored in the cache"), "{out}");
+
+    // The second load finds the executable in the cache; inputs from .npy, one mode.
+    let (ok, out, err) = tpuc_env(
+        &[
+            "bench",
+            art,
+            "--input",
+            "testdata/models/mlp/inputs/0_input.npy",
+            "--iterations",
+            "5",
+            "--resident",
+        ],
+        &env,
+    );
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("loaded from the cache"), "{out}");
+    assert!(
+        out.contains("p50") && !out.contains("upload per call"),
+        "{out}"
+    );
+
+    // Bad input: the wrong number of inputs is a clear error, not a crash.
+    let (ok, _, err) = tpuc_env(
+        &[
+            "bench",
+            art,
+            "--input",
+            "testdata/models/mlp/inputs/0_input.npy",
+            "--input",
+            "testdata/models/mlp/inputs/0_input.npy",
+            "--iterations",
+            "1",
+            "--no-cache",
+        ],
+        &env,
+    );
+    assert!(
+        !ok && err.contains("error: ") && err.contains("input"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -134,6 +134,25 @@ pub enum RuntimeError {
     #[error("artifact {dir}: {message}")]
     Artifact { dir: PathBuf, message: String },
 
+    /// The artifact's StableHLO version is outside the range the plugin accepts (its
+    /// `stablehlo_minimum_version` ..= `stablehlo_current_version` attributes). Checked
+    /// before the program reaches the plugin's compiler.
+    #[error(
+        "artifact {dir} is written for StableHLO {artifact}, but the PJRT plugin {plugin} accepts StableHLO {}; {}",
+        crate::version::describe_range(.minimum.as_deref(), .current.as_deref()),
+        crate::version::mismatch_hint(.artifact, .current.as_deref())
+    )]
+    StablehloVersion {
+        dir: PathBuf,
+        plugin: PathBuf,
+        /// The manifest's `stablehlo_version`.
+        artifact: String,
+        /// The plugin's `stablehlo_minimum_version`, if it reports one.
+        minimum: Option<String>,
+        /// The plugin's `stablehlo_current_version`, if it reports one.
+        current: Option<String>,
+    },
+
     /// A file of an artifact does not match the SHA-256 recorded in its manifest.
     #[error("checksum mismatch for {path}: manifest says sha256 {expected}, file has {actual}")]
     Checksum {

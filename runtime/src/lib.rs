@@ -6,9 +6,13 @@
 //! - [`pjrt`]: the PJRT C API, declared by hand, and safe wrappers (plugin, client,
 //!   executables, buffers).
 //! - [`session`]: load an artifact directory (manifest, program, weights) and run it.
-//! - [`discover`]: find a plugin (flag, `TPUC_PJRT_PLUGIN`, `.deps/pjrt`).
+//! - [`cache`]: the on-disk cache of compiled executables sessions use.
+//! - [`version`]: StableHLO versions and the artifact-vs-plugin range check.
+//! - [`discover`]: find a plugin (flag, `TPUC_PJRT_PLUGIN`, `.deps/pjrt`, Python
+//!   environments).
 //! - [`npy`], [`safetensors`]: tensor file formats.
 
+pub mod cache;
 pub mod compare;
 pub mod compile_options;
 pub mod discover;
@@ -20,11 +24,14 @@ pub mod pjrt;
 pub mod safetensors;
 pub mod session;
 pub mod tensor;
+pub mod version;
 
 pub use compile_options::CompileOptions;
 pub use dtype::DType;
 pub use error::{ErrorCode, Result, RuntimeError};
 pub use manifest::Manifest;
 pub use pjrt::{Buffer, Client, ClientOptions, Device, LoadedExecutable, Plugin};
-pub use session::Session;
+pub use session::{
+    CacheMode, CompileSource, LoadEvent, LoadOptions, LoadReport, ProgressFn, Session,
+};
 pub use tensor::HostTensor;

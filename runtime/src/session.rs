@@ -1,7 +1,25 @@
-//! Running a compiled artifact: [`Session::load`] validates the manifest and checksums,
-//! compiles the program once and uploads the weights once; [`Session::run`] checks the
-//! caller's inputs against the manifest and executes.
+//! Running a compiled artifact: [`Session::load`] validates the manifest (format
+//! version, checksums, StableHLO version against the plugin's range), obtains the
+//! executable once (from the on-disk [executable cache](crate::cache) or by compiling)
+//! and uploads the weights once; [`Session::run`] checks the caller's inputs against the
+//! manifest and executes.
+//!
+//! ```no_run
+//! use tpuc_runtime::{discover, ClientOptions, HostTensor, Plugin, Session};
+//!
+//! # fn main() -> tpuc_runtime::Result<()> {
+//! let plugin = Plugin::load(discover::find_plugin(None)?)?;
+//! let client = plugin.create_client(&ClientOptions::default())?;
+//! let session = Session::load("model.tpuc", &client)?;
+//! println!("executable from {:?}", session.load_report().compile);
+//! let x = HostTensor::from_f32(&[1, 4], &[1.0, 2.0, 3.0, 4.0]);
+//! let outputs = session.run(&[x])?;
+//! # let _ = outputs;
+//! # Ok(())
+//! # }
+//! ```
 
+use crate::cache::{self, CacheKey, Miss};
 use crate::compile_options::CompileOptions;
 use crate::error::{Result, RuntimeError};
 use crate::manifest::{Argument, ArgumentKind, FileRef, Manifest, TensorSpec, FORMAT_VERSION};
@@ -11,6 +29,211 @@ use crate::{DType, HostTensor};
 use sha2::{Digest, Sha256};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How [`Session::load_with`] uses the on-disk executable cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Load the executable from the cache when an entry exists and is valid; otherwise
+    /// compile and store it.
+    #[default]
+    ReadWrite,
+    /// Always compile; neither read nor write the cache.
+    Bypass,
+}
+
+/// Where a session's executable came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompileSource {
+    /// Compiled by the plugin during this load.
+    Compiled,
+    /// Deserialized from the on-disk executable cache.
+    Cache,
+}
+
+/// Progress of [`Session::load_with`], for a caller that draws progress (large weights,
+/// slow compiles). Events come in this order, on the loading thread:
+/// `CompileStart` (only when the program is actually compiled, not on a cache hit),
+/// `CompileEnd` (always), `UploadStart`, one `WeightUploaded` per weight, `UploadEnd`.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum LoadEvent<'a> {
+    /// The plugin starts compiling the program (cache miss or [`CacheMode::Bypass`]).
+    CompileStart { program_bytes: usize },
+    /// The executable is ready.
+    CompileEnd {
+        source: CompileSource,
+        elapsed: Duration,
+    },
+    /// Weight upload starts: `count` tensors, `total_bytes` in all.
+    UploadStart { count: usize, total_bytes: u64 },
+    /// Weight `index` of `count` (its safetensors key `name`, `bytes` long) is on the
+    /// device; `uploaded_bytes` of `total_bytes` are done.
+    WeightUploaded {
+        index: usize,
+        count: usize,
+        name: &'a str,
+        bytes: u64,
+        uploaded_bytes: u64,
+        total_bytes: u64,
+    },
+    /// Every weight is on the device.
+    UploadEnd { total_bytes: u64, elapsed: Duration },
+}
+
+/// Receives [`LoadEvent`]s.
+pub type ProgressFn = Arc<dyn Fn(&LoadEvent<'_>) + Send + Sync>;
+
+/// Options of [`Session::load_with`]. `LoadOptions::default()` is what
+/// [`Session::load`] uses: read and write the cache in its default directory, no progress.
+#[derive(Clone, Default)]
+pub struct LoadOptions {
+    pub cache: CacheMode,
+    /// Cache directory; `None` means [`cache::default_cache_dir`] (`$TPUC_CACHE_DIR`,
+    /// `$XDG_CACHE_HOME/tpuc/executables`, `~/.cache/tpuc/executables`).
+    pub cache_dir: Option<PathBuf>,
+    /// Called with each [`LoadEvent`].
+    pub progress: Option<ProgressFn>,
+}
+
+impl LoadOptions {
+    /// Default options with a progress callback.
+    pub fn with_progress(f: impl Fn(&LoadEvent<'_>) + Send + Sync + 'static) -> LoadOptions {
+        LoadOptions {
+            progress: Some(Arc::new(f)),
+            ..LoadOptions::default()
+        }
+    }
+
+    fn emit(&self, event: LoadEvent<'_>) {
+        if let Some(f) = &self.progress {
+            f(&event);
+        }
+    }
+}
+
+impl std::fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("cache", &self.cache)
+            .field("cache_dir", &self.cache_dir)
+            .field("progress", &self.progress.as_ref().map(|_| "Fn"))
+            .finish()
+    }
+}
+
+/// How a session was loaded: where its executable came from, and how long each part took.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadReport {
+    /// Whether the executable was compiled or loaded from the cache.
+    pub compile: CompileSource,
+    /// Time to obtain the executable: cache lookup plus deserialization on a hit; lookup
+    /// plus compilation on a miss (writing the cache entry is not included).
+    pub compile_ms: f64,
+    /// Time to upload every weight to the device.
+    pub weights_upload_ms: f64,
+    /// Bytes of weights uploaded (tied weights count once).
+    pub weight_bytes: u64,
+    /// Number of weight tensors uploaded.
+    pub weight_count: usize,
+    /// Whole load, from reading the manifest to the last weight on the device.
+    pub total_ms: f64,
+    /// The cache key of the executable (`None` with [`CacheMode::Bypass`] or when no
+    /// cache directory is known).
+    pub cache_key: Option<CacheKey>,
+    /// The cache entry read or written, if any.
+    pub cache_entry: Option<PathBuf>,
+    /// Cache problems that did not stop the load (a corrupt entry that was replaced, a
+    /// directory that is not writable, ...).
+    pub cache_warnings: Vec<String>,
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The executable of a load and how it was obtained.
+struct Obtained {
+    executable: LoadedExecutable,
+    source: CompileSource,
+    elapsed: Duration,
+    key: Option<CacheKey>,
+    entry: Option<PathBuf>,
+    warnings: Vec<String>,
+}
+
+/// Gets the executable of `program` from the cache, or compiles it (and stores it).
+fn obtain_executable(
+    client: &Client,
+    program: &[u8],
+    compile_options: &CompileOptions,
+    options: &LoadOptions,
+) -> Result<Obtained> {
+    const FORMAT: &str = "mlir";
+    let start = Instant::now();
+    let mut warnings = Vec::new();
+    let cache_dir = match options.cache {
+        CacheMode::Bypass => None,
+        CacheMode::ReadWrite => options.cache_dir.clone().or_else(cache::default_cache_dir),
+    };
+    let key = match &cache_dir {
+        Some(_) => Some(cache::cache_key(
+            client,
+            program,
+            FORMAT,
+            &compile_options.encode()?,
+        )),
+        None => None,
+    };
+    if let (Some(dir), Some(key)) = (&cache_dir, &key) {
+        let path = cache::entry_path(dir, key);
+        match cache::load(dir, key) {
+            Ok(bytes) => match client.deserialize(&bytes) {
+                Ok(executable) => {
+                    return Ok(Obtained {
+                        executable,
+                        source: CompileSource::Cache,
+                        elapsed: start.elapsed(),
+                        key: Some(*key),
+                        entry: Some(path),
+                        warnings,
+                    })
+                }
+                Err(e) => warnings.push(format!(
+                    "cache entry {} could not be loaded, recompiling: {e}",
+                    path.display()
+                )),
+            },
+            Err(Miss::Absent) => {}
+            Err(Miss::Invalid(why)) => {
+                warnings.push(format!("ignoring cache entry, recompiling: {why}"))
+            }
+        }
+    }
+    options.emit(LoadEvent::CompileStart {
+        program_bytes: program.len(),
+    });
+    let executable = client.compile(program, FORMAT, compile_options)?;
+    let elapsed = start.elapsed();
+    let mut entry = None;
+    if let (Some(dir), Some(key)) = (&cache_dir, &key) {
+        match executable
+            .serialize()
+            .and_then(|bytes| cache::store(dir, key, &bytes))
+        {
+            Ok(path) => entry = Some(path),
+            Err(e) => warnings.push(format!("the executable was not cached: {e}")),
+        }
+    }
+    Ok(Obtained {
+        executable,
+        source: CompileSource::Compiled,
+        elapsed,
+        key,
+        entry,
+        warnings,
+    })
+}
 
 /// Name of the manifest inside an artifact directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -36,6 +259,7 @@ pub struct Session {
     /// Indices into `manifest.arguments` of the user inputs, in order.
     user_inputs: Vec<usize>,
     device_index: usize,
+    report: LoadReport,
 }
 
 impl std::fmt::Debug for Session {
@@ -66,10 +290,32 @@ fn describe(dtype: DType, shape: &[i64]) -> String {
 }
 
 impl Session {
-    /// Loads the artifact in `dir` onto addressable device 0 of `client`.
+    /// Loads the artifact in `dir` onto addressable device 0 of `client`, using the
+    /// executable cache in its default directory (see [`LoadOptions`]).
     pub fn load(dir: impl AsRef<Path>, client: &Client) -> Result<Session> {
+        Session::load_with(dir, client, &LoadOptions::default())
+    }
+
+    /// Loads the artifact in `dir` onto addressable device 0 of `client`.
+    ///
+    /// Everything that can be checked without the device is checked first: manifest
+    /// format, the StableHLO version against the plugin's accepted range, checksums of
+    /// the program and the weights, and every weight's dtype and shape. Then the
+    /// executable comes from the cache or the compiler (per `options.cache`), and the
+    /// weights are uploaded once; they stay on the device for every run.
+    pub fn load_with(
+        dir: impl AsRef<Path>,
+        client: &Client,
+        options: &LoadOptions,
+    ) -> Result<Session> {
+        let load_start = Instant::now();
         let dir = dir.as_ref().to_path_buf();
         let manifest = read_manifest(&dir)?;
+        crate::version::check_stablehlo_version(
+            &dir,
+            &manifest.stablehlo_version,
+            client.plugin(),
+        )?;
         let fail = |message: String| RuntimeError::Artifact {
             dir: dir.clone(),
             message,
@@ -102,7 +348,7 @@ impl Session {
 
         let mut slots = Vec::with_capacity(manifest.arguments.len());
         let mut user_inputs = Vec::new();
-        let mut weight_tensors = Vec::new();
+        let mut weight_tensors: Vec<(&str, crate::safetensors::TensorView)> = Vec::new();
         // Tied weights (several arguments naming one key) are uploaded once.
         let mut uploaded: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, arg) in manifest.arguments.iter().enumerate() {
@@ -141,10 +387,15 @@ impl Session {
             }
             uploaded.insert(key, weight_tensors.len());
             slots.push(Slot::Weight(weight_tensors.len()));
-            weight_tensors.push(view);
+            weight_tensors.push((key, view));
         }
 
-        let executable = client.compile(&program, "mlir", &CompileOptions::default())?;
+        let obtained = obtain_executable(client, &program, &CompileOptions::default(), options)?;
+        options.emit(LoadEvent::CompileEnd {
+            source: obtained.source,
+            elapsed: obtained.elapsed,
+        });
+        let executable = obtained.executable;
         if executable.num_outputs() != manifest.outputs.len() {
             return Err(fail(format!(
                 "the program returns {} value(s), the manifest lists {} output(s)",
@@ -154,15 +405,49 @@ impl Session {
         }
 
         // Upload weights once; they stay on the device for every run.
-        let mut weights = Vec::with_capacity(weight_tensors.len());
-        for view in &weight_tensors {
+        let upload_start = Instant::now();
+        let count = weight_tensors.len();
+        let total_bytes: u64 = weight_tensors
+            .iter()
+            .map(|(_, v)| v.data.len() as u64)
+            .sum();
+        options.emit(LoadEvent::UploadStart { count, total_bytes });
+        let mut weights = Vec::with_capacity(count);
+        let mut uploaded_bytes = 0u64;
+        for (index, (name, view)) in weight_tensors.iter().enumerate() {
             weights.push(client.buffer_from_slice(
                 view.dtype,
                 view.shape,
                 view.data,
                 device_index,
             )?);
+            let bytes = view.data.len() as u64;
+            uploaded_bytes += bytes;
+            options.emit(LoadEvent::WeightUploaded {
+                index,
+                count,
+                name,
+                bytes,
+                uploaded_bytes,
+                total_bytes,
+            });
         }
+        let upload_elapsed = upload_start.elapsed();
+        options.emit(LoadEvent::UploadEnd {
+            total_bytes,
+            elapsed: upload_elapsed,
+        });
+        let report = LoadReport {
+            compile: obtained.source,
+            compile_ms: millis(obtained.elapsed),
+            weights_upload_ms: millis(upload_elapsed),
+            weight_bytes: total_bytes,
+            weight_count: count,
+            total_ms: millis(load_start.elapsed()),
+            cache_key: obtained.key,
+            cache_entry: obtained.entry,
+            cache_warnings: obtained.warnings,
+        };
 
         Ok(Session {
             dir,
@@ -173,6 +458,7 @@ impl Session {
             slots,
             user_inputs,
             device_index,
+            report,
         })
     }
 
@@ -180,6 +466,11 @@ impl Session {
     pub fn load_with_plugin(dir: impl AsRef<Path>, plugin: &Arc<Plugin>) -> Result<Session> {
         let client = plugin.create_client(&ClientOptions::default())?;
         Session::load(dir, &client)
+    }
+
+    /// How the session was loaded (executable from the cache or compiled, timings).
+    pub fn load_report(&self) -> &LoadReport {
+        &self.report
     }
 
     pub fn manifest(&self) -> &Manifest {

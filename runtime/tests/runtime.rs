@@ -13,8 +13,8 @@ use tpuc_runtime::pjrt::NamedValue;
 use tpuc_runtime::safetensors::{dtype_name, SafeTensors};
 use tpuc_runtime::session::sha256_hex;
 use tpuc_runtime::{
-    discover, Client, ClientOptions, CompileOptions, DType, HostTensor, Manifest, Plugin,
-    RuntimeError, Session,
+    cache, discover, CacheMode, Client, ClientOptions, CompileOptions, CompileSource, DType,
+    HostTensor, LoadEvent, LoadOptions, Manifest, Plugin, RuntimeError, Session,
 };
 
 // ------------------------------------------------------------------------------------
@@ -395,6 +395,49 @@ fn spmd_program_runs_on_two_devices() {
     assert_eq!(f32s(&out[1][0].to_host().unwrap()), [6.0, 8.0]);
     let err = exe.execute(&[&s0]).unwrap_err();
     assert!(err.to_string().contains("execute_sharded"), "{err}");
+}
+
+#[test]
+fn serialized_executables_round_trip() {
+    let Some(client) = client() else { return };
+    let exe = client
+        .compile_mlir(ADD_F32, &CompileOptions::default())
+        .unwrap();
+    let bytes = exe.serialize().unwrap();
+    assert!(!bytes.is_empty());
+    // Serializing twice gives an equivalent executable (bytes may differ per call).
+    assert!(!exe.serialize().unwrap().is_empty());
+
+    let loaded = client.deserialize(&bytes).unwrap();
+    assert_eq!(loaded.num_outputs(), 1);
+    assert_eq!(loaded.num_devices(), 1);
+    let a = HostTensor::from_f32(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let b = HostTensor::from_f32(&[2, 3], &[0.5, -1.0, 10.0, 0.0, -5.0, 100.0]);
+    let da = client.buffer_from_host(&a, 0).unwrap();
+    let db = client.buffer_from_host(&b, 0).unwrap();
+    let fresh = exe.execute(&[&da, &db]).unwrap()[0].to_host().unwrap();
+    let restored = loaded.execute(&[&da, &db]).unwrap()[0].to_host().unwrap();
+    assert_eq!(f32s(&restored), [1.5, 1.0, 13.0, 4.0, 0.0, 106.0]);
+    assert_eq!(restored, fresh);
+    // The original survives the copy being dropped, and the copy can serialize itself.
+    let again = loaded.serialize().unwrap();
+    drop(loaded);
+    assert!(!again.is_empty());
+    assert_eq!(
+        f32s(&exe.execute(&[&da, &db]).unwrap()[0].to_host().unwrap()),
+        [1.5, 1.0, 13.0, 4.0, 0.0, 106.0]
+    );
+
+    // Bytes that are not an executable: the plugin's error, not a crash.
+    let err = client.deserialize(b"not an executable").unwrap_err();
+    match &err {
+        RuntimeError::Pjrt { call, .. } => assert_eq!(*call, "PJRT_Executable_DeserializeAndLoad"),
+        other => panic!("expected a PJRT error, got {other:?}"),
+    }
+    let err = client.deserialize(&bytes[..bytes.len() / 2]).unwrap_err();
+    assert!(err.pjrt_code().is_some(), "{err}");
+    let err = client.deserialize(&[]).unwrap_err();
+    assert!(matches!(err, RuntimeError::InvalidArgument(_)), "{err}");
 }
 
 #[test]
@@ -882,4 +925,325 @@ fn session_rejects_tampered_or_inconsistent_artifacts() {
     let err = Session::load(&dir, client).unwrap_err();
     assert!(err.to_string().contains("manifest.json"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ------------------------------------------------------------------------------------
+// Executable cache, StableHLO versions, progress
+// ------------------------------------------------------------------------------------
+
+fn cache_options(cache_dir: &Path, cache: CacheMode) -> LoadOptions {
+    LoadOptions {
+        cache,
+        cache_dir: Some(cache_dir.to_path_buf()),
+        progress: None,
+    }
+}
+
+/// Runs the session artifact's program on fixed inputs.
+fn run_session(session: &Session) -> Vec<HostTensor> {
+    let x = HostTensor::from_f32(&[2, 3], &[1.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
+    let out = session.run(&[x, i64s(&[], &[-12])]).unwrap();
+    assert_eq!(f32s(&out[0]), [1.5, 2.25, 2.0, 8.5, 10.25, 11.0]);
+    assert_eq!(out[1], i64s(&[], &[144]));
+    out
+}
+
+fn cache_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    files
+}
+
+#[test]
+fn session_executables_come_from_the_cache_the_second_time() {
+    let Some(client) = client() else { return };
+    let dir = scratch("cache-artifact");
+    write_artifact(&dir);
+    let cache_dir = scratch("cache-dir").join("nested/executables");
+
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let log = events.clone();
+    let options = LoadOptions {
+        cache_dir: Some(cache_dir.clone()),
+        ..LoadOptions::with_progress(move |e| {
+            let line = match e {
+                LoadEvent::CompileStart { program_bytes } => {
+                    format!("compile start {program_bytes}")
+                }
+                LoadEvent::CompileEnd { source, .. } => format!("compile end {source:?}"),
+                LoadEvent::UploadStart { count, total_bytes } => {
+                    format!("upload start {count} {total_bytes}")
+                }
+                LoadEvent::WeightUploaded {
+                    index,
+                    count,
+                    name,
+                    bytes,
+                    uploaded_bytes,
+                    total_bytes,
+                } => {
+                    format!("weight {index}/{count} {name} {bytes} {uploaded_bytes}/{total_bytes}")
+                }
+                LoadEvent::UploadEnd { total_bytes, .. } => format!("upload end {total_bytes}"),
+                _ => "other".to_string(),
+            };
+            log.lock().unwrap().push(line);
+        })
+    };
+
+    let first = Session::load_with(&dir, client, &options).unwrap();
+    let report = first.load_report().clone();
+    assert_eq!(report.compile, CompileSource::Compiled);
+    assert!(
+        report.cache_warnings.is_empty(),
+        "{:?}",
+        report.cache_warnings
+    );
+    let entry = report.cache_entry.clone().expect("an entry was written");
+    assert!(entry.starts_with(&cache_dir), "{}", entry.display());
+    assert_eq!(cache_files(&cache_dir), std::slice::from_ref(&entry));
+    assert_eq!(report.weight_count, 2);
+    assert_eq!(report.weight_bytes, 24 + 12);
+    assert!(report.compile_ms > 0.0 && report.total_ms >= report.compile_ms);
+    let program_bytes = SESSION_PROGRAM.len();
+    assert_eq!(
+        *events.lock().unwrap(),
+        [
+            format!("compile start {program_bytes}"),
+            "compile end Compiled".to_string(),
+            "upload start 2 36".to_string(),
+            "weight 0/2 fc.weight 24 24/36".to_string(),
+            "weight 1/2 fc.bias 12 36/36".to_string(),
+            "upload end 36".to_string(),
+        ]
+    );
+    events.lock().unwrap().clear();
+
+    let second = Session::load_with(&dir, client, &options).unwrap();
+    let report2 = second.load_report();
+    assert_eq!(report2.compile, CompileSource::Cache);
+    assert_eq!(report2.cache_entry.as_ref(), Some(&entry));
+    assert_eq!(report2.cache_key, report.cache_key);
+    assert!(
+        report2.cache_warnings.is_empty(),
+        "{:?}",
+        report2.cache_warnings
+    );
+    // No compile start on a cache hit.
+    assert_eq!(events.lock().unwrap()[0], "compile end Cache");
+    assert_eq!(run_session(&first), run_session(&second));
+
+    // Another program (or other options) gets another key.
+    let other = scratch("cache-artifact-other");
+    let mut m = write_artifact(&other);
+    let changed = SESSION_PROGRAM.replace("%k, %k", "%k, %k ");
+    std::fs::write(other.join("program.mlir"), &changed).unwrap();
+    m.program.sha256 = sha256_hex(changed.as_bytes());
+    write_manifest(&other, &m);
+    let third = Session::load_with(
+        &other,
+        client,
+        &cache_options(&cache_dir, CacheMode::ReadWrite),
+    )
+    .unwrap();
+    assert_eq!(third.load_report().compile, CompileSource::Compiled);
+    assert_ne!(third.load_report().cache_key, report.cache_key);
+    assert_eq!(cache_files(&cache_dir).len(), 2);
+
+    for d in [
+        dir,
+        other,
+        cache_dir.parent().unwrap().parent().unwrap().to_path_buf(),
+    ] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+#[test]
+fn bypass_always_compiles_and_leaves_the_cache_alone() {
+    let Some(client) = client() else { return };
+    let dir = scratch("bypass-artifact");
+    write_artifact(&dir);
+    let cache_dir = scratch("bypass-cache");
+    let bypass = cache_options(&cache_dir, CacheMode::Bypass);
+    for _ in 0..2 {
+        let s = Session::load_with(&dir, client, &bypass).unwrap();
+        let r = s.load_report();
+        assert_eq!(r.compile, CompileSource::Compiled);
+        assert_eq!(r.cache_key, None);
+        assert_eq!(r.cache_entry, None);
+        run_session(&s);
+    }
+    assert!(cache_files(&cache_dir).is_empty());
+    // Even with a valid entry present, bypass compiles.
+    let rw = Session::load_with(
+        &dir,
+        client,
+        &cache_options(&cache_dir, CacheMode::ReadWrite),
+    )
+    .unwrap();
+    assert_eq!(rw.load_report().compile, CompileSource::Compiled);
+    let s = Session::load_with(&dir, client, &bypass).unwrap();
+    assert_eq!(s.load_report().compile, CompileSource::Compiled);
+    assert_eq!(cache_files(&cache_dir).len(), 1);
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache_dir).unwrap();
+}
+
+#[test]
+fn corrupt_cache_entries_are_replaced() {
+    let Some(client) = client() else { return };
+    let dir = scratch("corrupt-artifact");
+    write_artifact(&dir);
+    let cache_dir = scratch("corrupt-cache");
+    let options = cache_options(&cache_dir, CacheMode::ReadWrite);
+    let first = Session::load_with(&dir, client, &options).unwrap();
+    let expected = run_session(&first);
+    let entry = first.load_report().cache_entry.clone().unwrap();
+    let key = first.load_report().cache_key.unwrap();
+    let good = std::fs::read(&entry).unwrap();
+
+    let mut flipped = good.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x10;
+    let damages: Vec<(&str, Vec<u8>)> = vec![
+        ("checksum", flipped),
+        ("truncated", good[..3].to_vec()),
+        ("payload is", good[..good.len() - 1].to_vec()),
+        ("magic", vec![b'z'; good.len()]),
+    ];
+    for (needle, bytes) in damages {
+        std::fs::write(&entry, &bytes).unwrap();
+        let s = Session::load_with(&dir, client, &options).unwrap();
+        let r = s.load_report();
+        assert_eq!(r.compile, CompileSource::Compiled, "{needle}");
+        assert!(
+            r.cache_warnings.len() == 1 && r.cache_warnings[0].contains(needle),
+            "{needle}: {:?}",
+            r.cache_warnings
+        );
+        assert_eq!(run_session(&s), expected);
+        // The entry was rewritten and is used next time.
+        let s = Session::load_with(&dir, client, &options).unwrap();
+        assert_eq!(s.load_report().compile, CompileSource::Cache, "{needle}");
+        assert!(s.load_report().cache_warnings.is_empty());
+    }
+
+    // A well-formed entry whose payload the plugin cannot load.
+    cache::store(&cache_dir, &key, b"well-formed entry, garbage executable").unwrap();
+    let s = Session::load_with(&dir, client, &options).unwrap();
+    let r = s.load_report();
+    assert_eq!(r.compile, CompileSource::Compiled);
+    assert!(
+        r.cache_warnings.len() == 1 && r.cache_warnings[0].contains("could not be loaded"),
+        "{:?}",
+        r.cache_warnings
+    );
+    assert_eq!(run_session(&s), expected);
+    let s = Session::load_with(&dir, client, &options).unwrap();
+    assert_eq!(s.load_report().compile, CompileSource::Cache);
+
+    // An unwritable cache location is a warning, not an error.
+    let blocker = cache_dir.join("a-file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let s = Session::load_with(
+        &dir,
+        client,
+        &cache_options(&blocker.join("sub"), CacheMode::ReadWrite),
+    )
+    .unwrap();
+    assert_eq!(s.load_report().compile, CompileSource::Compiled);
+    assert_eq!(
+        s.load_report().cache_warnings.len(),
+        1,
+        "{:?}",
+        s.load_report()
+    );
+    assert_eq!(run_session(&s), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache_dir).unwrap();
+}
+
+#[test]
+fn stablehlo_version_outside_the_plugin_range_is_rejected() {
+    let Some(client) = client() else { return };
+    let plugin = client.plugin();
+    let current = plugin.stablehlo_current_version().unwrap();
+    let dir = scratch("stablehlo-version");
+    let good = write_artifact(&dir);
+    let cache_dir = scratch("stablehlo-version-cache");
+    let options = cache_options(&cache_dir, CacheMode::ReadWrite);
+
+    let mut m = good.clone();
+    m.stablehlo_version = "99.0.0".into();
+    write_manifest(&dir, &m);
+    let err = Session::load_with(&dir, client, &options).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(err, RuntimeError::StablehloVersion { .. }),
+        "{msg}"
+    );
+    assert!(msg.contains("99.0.0") && msg.contains(&current), "{msg}");
+    assert!(msg.contains("newer plugin"), "{msg}");
+
+    if let Some(minimum) = plugin.stablehlo_minimum_version() {
+        let min = tpuc_runtime::version::Version::parse(&minimum).unwrap();
+        if min > tpuc_runtime::version::Version::new(0, 0, 0) {
+            let below = if min.patch > 0 {
+                format!("{}.{}.{}", min.major, min.minor, min.patch - 1)
+            } else if min.minor > 0 {
+                format!("{}.{}.99", min.major, min.minor - 1)
+            } else {
+                format!("{}.99.99", min.major - 1)
+            };
+            let mut m = good.clone();
+            m.stablehlo_version = below.clone();
+            write_manifest(&dir, &m);
+            let err = Session::load_with(&dir, client, &options).unwrap_err();
+            let msg = err.to_string();
+            assert!(
+                matches!(err, RuntimeError::StablehloVersion { .. }),
+                "{msg}"
+            );
+            assert!(msg.contains(&below) && msg.contains(&minimum), "{msg}");
+        }
+    }
+
+    let mut m = good.clone();
+    m.stablehlo_version = "one point oh".into();
+    write_manifest(&dir, &m);
+    let err = Session::load_with(&dir, client, &options).unwrap_err();
+    assert!(err.to_string().contains("one point oh"), "{err}");
+
+    // Nothing reached the compiler: no cache entry was written.
+    assert!(cache_files(&cache_dir).is_empty());
+    // The range's own ends are accepted.
+    let mut m = good.clone();
+    m.stablehlo_version = current.clone();
+    write_manifest(&dir, &m);
+    Session::load_with(&dir, client, &cache_options(&cache_dir, CacheMode::Bypass)).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache_dir).unwrap();
+}
+
+#[test]
+fn plugin_discovery_lists_the_installed_plugin() {
+    if client().is_none() {
+        return;
+    }
+    let found = discover::find_plugin(None).unwrap();
+    let all = discover::all_plugins();
+    let canonical = |p: &Path| p.canonicalize().unwrap();
+    assert!(
+        all.iter().any(|p| canonical(p) == canonical(&found)),
+        "{found:?} not in {all:?}"
+    );
+    // Each file once.
+    let mut canon: Vec<PathBuf> = all.iter().map(|p| canonical(p)).collect();
+    canon.sort();
+    canon.dedup();
+    assert_eq!(canon.len(), all.len(), "{all:?}");
 }

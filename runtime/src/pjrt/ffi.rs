@@ -1,5 +1,10 @@
 //! The subset of the PJRT C API (`xla/pjrt/c/pjrt_c_api.h`) that tpuc uses, declared by
-//! hand. Layouts follow header version 0.114 (plugins we load report 0.81 .. 0.117).
+//! hand. Layouts follow header version 0.114 (plugins we load report 0.81 .. 0.117); the
+//! executable serialization structs (`PJRT_Executable_Serialize_Args`,
+//! `PJRT_Executable_DeserializeAndLoad_Args`) and `PJRT_Client_PlatformVersion_Args` were
+//! taken from the 0.113 header text, where a serialized executable is freed through the
+//! `serialized_executable_deleter` returned with it (the separate
+//! `PJRT_SerializedExecutable_Destroy`/`_Data` functions of early headers are gone).
 //!
 //! Rules of the C API that these declarations rely on:
 //! - Every args struct starts with `struct_size` and `extension_start`. `struct_size` is
@@ -60,6 +65,8 @@ opaque!(
     PJRT_ExecuteContext,
     PJRT_Extension_Base,
     PJRT_Buffer_MemoryLayout,
+    PJRT_SerializedExecutable,
+    PJRT_MultiSlice_Config,
 );
 
 // --------------------------------------- Enums ----------------------------------------
@@ -260,6 +267,17 @@ pub struct PJRT_Client_PlatformName_Args {
 struct_size!(PJRT_Client_PlatformName_Args, platform_name_size: usize);
 
 #[repr(C)]
+pub struct PJRT_Client_PlatformVersion_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub client: *mut PJRT_Client,
+    /// Out; owned by the client.
+    pub platform_version: *const c_char,
+    pub platform_version_size: usize,
+}
+struct_size!(PJRT_Client_PlatformVersion_Args, platform_version_size: usize);
+
+#[repr(C)]
 pub struct PJRT_Client_Devices_Args {
     pub struct_size: usize,
     pub extension_start: *mut PJRT_Extension_Base,
@@ -455,6 +473,59 @@ pub struct PJRT_LoadedExecutable_Execute_Args {
 }
 struct_size!(PJRT_LoadedExecutable_Execute_Args, execute_device: *mut PJRT_Device);
 
+/// Frees the memory behind `PJRT_Executable_Serialize_Args::serialized_bytes`.
+pub type PJRT_SerializedExecutable_Deleter =
+    unsafe extern "C" fn(exec: *mut PJRT_SerializedExecutable);
+
+#[repr(C)]
+pub struct PJRT_Executable_Serialize_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub executable: *const PJRT_Executable,
+    /// Out; lives as long as `serialized_executable`.
+    pub serialized_bytes: *const c_char,
+    pub serialized_bytes_size: usize,
+    /// Out; backs `serialized_bytes`.
+    pub serialized_executable: *mut PJRT_SerializedExecutable,
+    /// Out; must be called exactly once on `serialized_executable`.
+    pub serialized_executable_deleter: Option<PJRT_SerializedExecutable_Deleter>,
+}
+struct_size!(
+    PJRT_Executable_Serialize_Args,
+    serialized_executable_deleter: Option<PJRT_SerializedExecutable_Deleter>
+);
+
+/// Optional load options of `PJRT_Executable_DeserializeAndLoad` (no `extension_start`).
+#[repr(C)]
+pub struct PJRT_LoadOptions {
+    pub struct_size: usize,
+    pub computation_origin: *const i32,
+    pub computation_origin_size: usize,
+    pub multi_slice_config: *mut PJRT_MultiSlice_Config,
+}
+struct_size!(PJRT_LoadOptions, multi_slice_config: *mut PJRT_MultiSlice_Config);
+
+#[repr(C)]
+pub struct PJRT_Executable_DeserializeAndLoad_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub client: *mut PJRT_Client,
+    /// Bytes produced by `PJRT_Executable_Serialize` of the same platform and version.
+    pub serialized_executable: *const c_char,
+    pub serialized_executable_size: usize,
+    /// Out.
+    pub loaded_executable: *mut PJRT_LoadedExecutable,
+    /// A serialized `CompileOptionsProto`, or null to keep the serialized options.
+    pub overridden_serialized_compile_options: *const c_char,
+    pub overridden_serialized_compile_options_size: usize,
+    /// Null for defaults.
+    pub load_options: *mut PJRT_LoadOptions,
+}
+struct_size!(
+    PJRT_Executable_DeserializeAndLoad_Args,
+    load_options: *mut PJRT_LoadOptions
+);
+
 // -------------------------------------- Buffers ---------------------------------------
 
 #[repr(C)]
@@ -542,7 +613,7 @@ pub struct PJRT_Api {
     pub PJRT_Client_Destroy: Option<PjrtFn<PJRT_Client_Destroy_Args>>,
     pub PJRT_Client_PlatformName: Option<PjrtFn<PJRT_Client_PlatformName_Args>>,
     pub PJRT_Client_ProcessIndex: Unused,
-    pub PJRT_Client_PlatformVersion: Unused,
+    pub PJRT_Client_PlatformVersion: Option<PjrtFn<PJRT_Client_PlatformVersion_Args>>,
     pub PJRT_Client_Devices: Option<PjrtFn<PJRT_Client_Devices_Args>>,
     pub PJRT_Client_AddressableDevices: Option<PjrtFn<PJRT_Client_AddressableDevices_Args>>,
     pub PJRT_Client_LookupDevice: Unused,
@@ -581,7 +652,7 @@ pub struct PJRT_Api {
     pub PJRT_Executable_GetCostAnalysis: Unused,
     pub PJRT_Executable_OutputMemoryKinds: Unused,
     pub PJRT_Executable_OptimizedProgram: Unused,
-    pub PJRT_Executable_Serialize: Unused,
+    pub PJRT_Executable_Serialize: Option<PjrtFn<PJRT_Executable_Serialize_Args>>,
 
     pub PJRT_LoadedExecutable_Destroy: Option<PjrtFn<PJRT_LoadedExecutable_Destroy_Args>>,
     pub PJRT_LoadedExecutable_GetExecutable:
@@ -591,7 +662,7 @@ pub struct PJRT_Api {
     pub PJRT_LoadedExecutable_Delete: Unused,
     pub PJRT_LoadedExecutable_IsDeleted: Unused,
     pub PJRT_LoadedExecutable_Execute: Option<PjrtFn<PJRT_LoadedExecutable_Execute_Args>>,
-    pub PJRT_Executable_DeserializeAndLoad: Unused,
+    pub PJRT_Executable_DeserializeAndLoad: Option<PjrtFn<PJRT_Executable_DeserializeAndLoad_Args>>,
     pub PJRT_LoadedExecutable_Fingerprint: Unused,
 
     pub PJRT_Buffer_Destroy: Option<PjrtFn<PJRT_Buffer_Destroy_Args>>,
@@ -646,6 +717,7 @@ mod tests {
         assert_eq!(PJRT_Client_Create_Args::STRUCT_SIZE, 88);
         assert_eq!(PJRT_Client_Destroy_Args::STRUCT_SIZE, 24);
         assert_eq!(PJRT_Client_PlatformName_Args::STRUCT_SIZE, 40);
+        assert_eq!(PJRT_Client_PlatformVersion_Args::STRUCT_SIZE, 40);
         assert_eq!(PJRT_Client_Devices_Args::STRUCT_SIZE, 40);
         assert_eq!(PJRT_Client_AddressableDevices_Args::STRUCT_SIZE, 40);
         assert_eq!(PJRT_Program::STRUCT_SIZE, 48);
@@ -674,6 +746,17 @@ mod tests {
             56
         );
         assert_eq!(PJRT_LoadedExecutable_Execute_Args::STRUCT_SIZE, 80);
+        assert_eq!(PJRT_Executable_Serialize_Args::STRUCT_SIZE, 56);
+        assert_eq!(
+            offset_of!(PJRT_Executable_Serialize_Args, serialized_bytes_size),
+            32
+        );
+        assert_eq!(PJRT_LoadOptions::STRUCT_SIZE, 32);
+        assert_eq!(PJRT_Executable_DeserializeAndLoad_Args::STRUCT_SIZE, 72);
+        assert_eq!(
+            offset_of!(PJRT_Executable_DeserializeAndLoad_Args, loaded_executable),
+            40
+        );
         assert_eq!(PJRT_Buffer_Destroy_Args::STRUCT_SIZE, 24);
         assert_eq!(PJRT_Buffer_ElementType_Args::STRUCT_SIZE, 28);
         assert_eq!(PJRT_Buffer_Dimensions_Args::STRUCT_SIZE, 40);
@@ -686,6 +769,8 @@ mod tests {
         let slot = |offset: usize| (offset - PJRT_Api::TABLE_OFFSET) / 8;
         assert_eq!(PJRT_Api::TABLE_OFFSET, 40);
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Client_Create)), 10);
+        assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Client_PlatformName)), 12);
+        assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Client_PlatformVersion)), 14);
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Client_Compile)), 20);
         assert_eq!(
             slot(offset_of!(PJRT_Api, PJRT_Client_BufferFromHostBuffer)),
@@ -693,13 +778,23 @@ mod tests {
         );
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Device_GetDescription)), 29);
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Executable_Destroy)), 40);
+        assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Executable_NumOutputs)), 44);
+        assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Executable_Serialize)), 49);
         assert_eq!(
             slot(offset_of!(PJRT_Api, PJRT_LoadedExecutable_Destroy)),
             50
         );
         assert_eq!(
+            slot(offset_of!(PJRT_Api, PJRT_LoadedExecutable_GetExecutable)),
+            51
+        );
+        assert_eq!(
             slot(offset_of!(PJRT_Api, PJRT_LoadedExecutable_Execute)),
             55
+        );
+        assert_eq!(
+            slot(offset_of!(PJRT_Api, PJRT_Executable_DeserializeAndLoad)),
+            56
         );
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Buffer_Destroy)), 58);
         assert_eq!(

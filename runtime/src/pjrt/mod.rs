@@ -461,6 +461,8 @@ struct ClientInner {
     plugin: Arc<Plugin>,
     raw: *mut ffi::PJRT_Client,
     platform_name: String,
+    /// Empty when the plugin does not say.
+    platform_version: String,
     devices: Vec<Device>,
     addressable: Vec<Device>,
     /// Raw handles of `addressable`, same order; owned by the client.
@@ -576,11 +578,14 @@ impl Client {
             plugin,
             raw: a.client,
             platform_name: String::new(),
+            platform_version: String::new(),
             devices: Vec::new(),
             addressable: Vec::new(),
             addressable_raw: Vec::new(),
         };
         inner.platform_name = inner.query_platform_name()?;
+        // Informational (cache keys, `tpuc devices`): a plugin that cannot say is fine.
+        inner.platform_version = inner.query_platform_version().unwrap_or_default();
         for d in inner.raw_devices(false)? {
             let device = inner.describe(d, false)?;
             inner.devices.push(device);
@@ -606,6 +611,12 @@ impl Client {
     /// `"cpu"`, `"cuda"`, `"tpu"`, ...
     pub fn platform_name(&self) -> &str {
         &self.inner.platform_name
+    }
+
+    /// Platform-specific version (the CUDA version, the libtpu version, ...); empty when
+    /// the plugin does not report one.
+    pub fn platform_version(&self) -> &str {
+        &self.inner.platform_version
     }
 
     /// All devices the client knows, addressable or not.
@@ -656,15 +667,50 @@ impl Client {
         });
         // SAFETY: valid args; program text and options outlive the call.
         plugin.check("PJRT_Client_Compile", unsafe { compile(&mut a) })?;
-        if a.executable.is_null() {
+        self.wrap_executable("PJRT_Client_Compile", a.executable)
+    }
+
+    /// Loads an executable serialized by [`LoadedExecutable::serialize`] (with the same
+    /// plugin build and platform) onto this client's devices, without compiling.
+    ///
+    /// Bytes the plugin cannot read are an error. They are handed to the plugin as they
+    /// are: pass only bytes that came from `serialize` (the session's cache checks a
+    /// SHA-256 of each entry before calling this).
+    pub fn deserialize(&self, bytes: &[u8]) -> Result<LoadedExecutable> {
+        if bytes.is_empty() {
+            return Err(RuntimeError::InvalidArgument(
+                "cannot deserialize an executable from empty bytes".into(),
+            ));
+        }
+        let plugin = &self.inner.plugin;
+        let f = api_fn!(plugin, PJRT_Executable_DeserializeAndLoad)?;
+        let mut a = args!(PJRT_Executable_DeserializeAndLoad_Args {
+            client: self.inner.raw,
+            serialized_executable: bytes.as_ptr().cast(),
+            serialized_executable_size: bytes.len(),
+        });
+        // SAFETY: valid args; `bytes` outlives the call; null compile options and load
+        // options mean "as serialized" and "defaults".
+        plugin.check("PJRT_Executable_DeserializeAndLoad", unsafe { f(&mut a) })?;
+        self.wrap_executable("PJRT_Executable_DeserializeAndLoad", a.loaded_executable)
+    }
+
+    /// Takes ownership of a loaded executable returned by `call` and reads its shape.
+    fn wrap_executable(
+        &self,
+        call: &str,
+        raw: *mut ffi::PJRT_LoadedExecutable,
+    ) -> Result<LoadedExecutable> {
+        if raw.is_null() {
             return Err(RuntimeError::Plugin {
-                path: plugin.path.clone(),
-                message: "PJRT_Client_Compile returned no executable".into(),
+                path: self.inner.plugin.path.clone(),
+                message: format!("{call} returned no executable"),
             });
         }
+        // Owned from here on: destroyed by Drop if a query below fails.
         let mut exe = LoadedExecutable {
             client: self.inner.clone(),
-            raw: a.executable,
+            raw,
             num_outputs: 0,
             num_devices: 0,
         };
@@ -741,6 +787,15 @@ impl ClientInner {
         self.plugin
             .check("PJRT_Client_PlatformName", unsafe { f(&mut a) })?;
         Ok(unsafe { string_from_raw(a.platform_name, a.platform_name_size) })
+    }
+
+    fn query_platform_version(&self) -> Result<String> {
+        let f = api_fn!(&self.plugin, PJRT_Client_PlatformVersion)?;
+        let mut a = args!(PJRT_Client_PlatformVersion_Args { client: self.raw });
+        // SAFETY: valid args; the version is owned by the client and copied right away.
+        self.plugin
+            .check("PJRT_Client_PlatformVersion", unsafe { f(&mut a) })?;
+        Ok(unsafe { string_from_raw(a.platform_version, a.platform_version_size) })
     }
 
     fn raw_devices(&self, addressable: bool) -> Result<Vec<*mut ffi::PJRT_Device>> {
@@ -889,7 +944,12 @@ impl Drop for LoadedExecutable {
 }
 
 impl LoadedExecutable {
-    fn query_num_outputs(&self) -> Result<usize> {
+    /// Runs `f` on the `PJRT_Executable` behind this loaded executable (obtained with
+    /// `PJRT_LoadedExecutable_GetExecutable` and destroyed afterwards on every path).
+    fn with_executable<T>(
+        &self,
+        f: impl FnOnce(&Plugin, *mut ffi::PJRT_Executable) -> Result<T>,
+    ) -> Result<T> {
         let plugin = &self.client.plugin;
         let get = api_fn!(plugin, PJRT_LoadedExecutable_GetExecutable)?;
         let mut a = args!(PJRT_LoadedExecutable_GetExecutable_Args {
@@ -900,21 +960,74 @@ impl LoadedExecutable {
             get(&mut a)
         })?;
         let exe = a.executable;
-        let result = (|| {
+        if exe.is_null() {
+            return Err(RuntimeError::Plugin {
+                path: plugin.path.clone(),
+                message: "PJRT_LoadedExecutable_GetExecutable returned no executable".into(),
+            });
+        }
+        let result = f(plugin, exe);
+        // The PJRT_Executable returned by GetExecutable is ours to destroy.
+        let destroyed = match api_fn!(plugin, PJRT_Executable_Destroy) {
+            Ok(destroy) => {
+                let mut a = args!(PJRT_Executable_Destroy_Args { executable: exe });
+                // SAFETY: live handle, destroyed once.
+                let e = unsafe { destroy(&mut a) };
+                plugin.check("PJRT_Executable_Destroy", e)
+            }
+            Err(e) => Err(e),
+        };
+        let value = result?;
+        destroyed?;
+        Ok(value)
+    }
+
+    fn query_num_outputs(&self) -> Result<usize> {
+        self.with_executable(|plugin, exe| {
             let f = api_fn!(plugin, PJRT_Executable_NumOutputs)?;
             let mut a = args!(PJRT_Executable_NumOutputs_Args { executable: exe });
             // SAFETY: valid args.
             plugin.check("PJRT_Executable_NumOutputs", unsafe { f(&mut a) })?;
             Ok(a.num_outputs)
-        })();
-        // The PJRT_Executable returned by GetExecutable is ours to destroy.
-        if let Ok(f) = api_fn!(plugin, PJRT_Executable_Destroy) {
-            let mut a = args!(PJRT_Executable_Destroy_Args { executable: exe });
-            // SAFETY: live handle, destroyed once.
-            let e = unsafe { f(&mut a) };
-            plugin.check("PJRT_Executable_Destroy", e)?;
-        }
-        result
+        })
+    }
+
+    /// The plugin's serialization of this executable (`PJRT_Executable_Serialize`), for
+    /// [`Client::deserialize`] in this or a later process. The bytes are only meaningful
+    /// to the same plugin build on the same kind of device; they are not stable across
+    /// plugin versions.
+    pub fn serialize(&self) -> Result<Vec<u8>> {
+        self.with_executable(|plugin, exe| {
+            let f = api_fn!(plugin, PJRT_Executable_Serialize)?;
+            let mut a = args!(PJRT_Executable_Serialize_Args { executable: exe });
+            // SAFETY: valid args; on success the plugin fills the out fields.
+            plugin.check("PJRT_Executable_Serialize", unsafe { f(&mut a) })?;
+            let bytes = if a.serialized_bytes.is_null() || a.serialized_bytes_size == 0 {
+                None
+            } else {
+                // SAFETY: the plugin returned `serialized_bytes_size` readable bytes that
+                // live until the deleter below runs; they are copied before that.
+                Some(
+                    unsafe {
+                        std::slice::from_raw_parts(
+                            a.serialized_bytes.cast::<u8>(),
+                            a.serialized_bytes_size,
+                        )
+                    }
+                    .to_vec(),
+                )
+            };
+            if let Some(deleter) = a.serialized_executable_deleter {
+                if !a.serialized_executable.is_null() {
+                    // SAFETY: called exactly once on the object the plugin returned.
+                    unsafe { deleter(a.serialized_executable) };
+                }
+            }
+            bytes.ok_or_else(|| RuntimeError::Plugin {
+                path: plugin.path.clone(),
+                message: "PJRT_Executable_Serialize returned no bytes".into(),
+            })
+        })
     }
 
     fn query_num_devices(&self) -> Result<usize> {

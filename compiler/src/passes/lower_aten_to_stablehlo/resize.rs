@@ -127,19 +127,13 @@ fn resize(op: &AtenOp, e: &Emitter, mode: Mode) -> LResult<Vec<TValue>> {
         DType::F32
     };
     let mut cur = e.convert(x, compute)?;
-    for i in 0..n {
+    for (i, factor) in factors.iter().enumerate() {
         let dim = (2 + i) as i64;
         let (input, output) = (x.shape()[2 + i], ty.shape[2 + i]);
-        if input == output && factors[i].is_none_or(|f| f == 1.0) {
+        if input == output && factor.is_none_or(|f| f == 1.0) {
             continue;
         }
-        cur = apply_along(
-            e,
-            &cur,
-            dim,
-            &matrix(mode, input, output, factors[i]),
-            output,
-        )?;
+        cur = apply_along(e, &cur, dim, &matrix(mode, input, output, *factor), output)?;
     }
     // Nearest modes copy values: exact in any dtype after the round trip through f32
     // (ints beyond 2^24 would not be; PyTorch has no integer interpolation).

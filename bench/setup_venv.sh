@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Creates the Python environment `make bench` runs JAX in:
+#   <repo>/.deps/bench-venv  with jax 0.12 (which pulls jaxlib, its CPU backend included)
+# Idempotent: does nothing when the venv already imports jax 0.12.
+#
+# jax/jaxlib 0.12 need Python >= 3.12. The interpreter is $BENCH_PYTHON if set, else the
+# newest pyenv 3.12 (then 3.13), else python3.12 / python3.13 on PATH.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${repo_root}/.deps/bench-venv"
+JAX_SPEC="${JAX_SPEC:-jax==0.12.*}"
+
+if [[ -x "${venv}/bin/python" ]] &&
+  "${venv}/bin/python" -c 'import jax, sys; sys.exit(not jax.__version__.startswith("0.12"))' 2>/dev/null; then
+  echo "setup_venv: ${venv} has jax $("${venv}/bin/python" -c 'import jax; print(jax.__version__)'), nothing to do"
+  exit 0
+fi
+
+python="${BENCH_PYTHON:-}"
+if [[ -z "${python}" ]]; then
+  pyenv_root="${PYENV_ROOT:-${HOME}/.pyenv}"
+  for minor in 3.12 3.13; do
+    for v in $(ls -d "${pyenv_root}/versions/${minor}".* 2>/dev/null | sort -V -r); do
+      if [[ -x "${v}/bin/python${minor}" ]]; then python="${v}/bin/python${minor}"; break 2; fi
+    done
+  done
+fi
+if [[ -z "${python}" ]]; then
+  python="$(command -v python3.12 || command -v python3.13 || true)"
+fi
+if [[ -z "${python}" ]]; then
+  echo "setup_venv: jax 0.12 needs Python >= 3.12: none found (set BENCH_PYTHON)" >&2
+  exit 1
+fi
+
+echo "setup_venv: creating ${venv} with ${python} and installing ${JAX_SPEC}"
+rm -rf "${venv}"
+mkdir -p "$(dirname "${venv}")"
+"${python}" -m venv "${venv}"
+"${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}"
+echo "setup_venv: installed jax $("${venv}/bin/python" -c 'import jax; print(jax.__version__)')"

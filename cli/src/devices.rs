@@ -1,0 +1,119 @@
+//! `tpuc devices`: every PJRT plugin tpuc can find, what it reports, and its devices.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use tpuc_runtime::discover;
+use tpuc_runtime::pjrt::NamedValue;
+use tpuc_runtime::{ClientOptions, Plugin, RuntimeError};
+
+/// A plugin to list and why it is listed.
+struct Candidate {
+    path: PathBuf,
+    origin: &'static str,
+}
+
+/// `--plugin`, then `TPUC_PJRT_PLUGIN`, then every plugin discovery finds; each file
+/// once (by canonical path). A flag or variable naming a missing file is listed too.
+fn candidates(explicit: Option<&Path>) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut push = |path: PathBuf, origin: &'static str| {
+        let key = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if !seen.contains(&key) {
+            seen.push(key);
+            out.push(Candidate { path, origin });
+        }
+    };
+    if let Some(p) = explicit {
+        push(p.to_path_buf(), "--plugin");
+    }
+    if let Some(v) = std::env::var_os(discover::PLUGIN_ENV).filter(|v| !v.is_empty()) {
+        push(PathBuf::from(v), "$TPUC_PJRT_PLUGIN");
+    }
+    for p in discover::all_plugins() {
+        push(p, "found");
+    }
+    out
+}
+
+pub fn devices(explicit: Option<&Path>) -> Result<ExitCode, String> {
+    let found = candidates(explicit);
+    if found.is_empty() {
+        return Err(RuntimeError::PluginNotFound {
+            searched: discover::searched_locations(),
+        }
+        .to_string());
+    }
+    let mut usable = 0;
+    for (i, c) in found.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        println!("plugin {} ({})", c.path.display(), c.origin);
+        if !c.path.is_file() {
+            println!("  error: no such file");
+            continue;
+        }
+        let plugin = match Plugin::load(&c.path) {
+            Ok(p) => p,
+            Err(e) => {
+                println!("  error: {e}");
+                continue;
+            }
+        };
+        println!("  PJRT C API:  {}", plugin.api_version());
+        println!(
+            "  StableHLO:   current {}, minimum {}",
+            plugin
+                .stablehlo_current_version()
+                .as_deref()
+                .unwrap_or("(not reported)"),
+            plugin
+                .stablehlo_minimum_version()
+                .as_deref()
+                .unwrap_or("(not reported)")
+        );
+        if let Some(NamedValue::String(v)) = plugin.attribute("xla_version") {
+            println!("  XLA:         {v}");
+        }
+        // Default options: list what the plugin offers (the CPU plugin defaults to 4
+        // devices; `tpuc run` asks for 1).
+        match plugin.create_client(&ClientOptions::default()) {
+            Ok(client) => {
+                usable += 1;
+                if client.platform_version().is_empty()
+                    || client.platform_version() == client.platform_name()
+                {
+                    println!("  platform:    {}", client.platform_name());
+                } else {
+                    println!(
+                        "  platform:    {} ({})",
+                        client.platform_name(),
+                        client.platform_version()
+                    );
+                }
+                println!("  devices:     {}", client.devices().len());
+                for d in client.devices() {
+                    println!(
+                        "    id {:<3} {}{}",
+                        d.id,
+                        d.kind,
+                        if d.addressable {
+                            ""
+                        } else {
+                            " (not addressable)"
+                        }
+                    );
+                }
+            }
+            Err(e) => println!("  error: cannot create a client: {e}"),
+        }
+    }
+    Ok(if usable > 0 {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("error: none of the plugins found is usable");
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,198 @@
+//! Opening a client and loading an artifact, shared by `tpuc run` and `tpuc bench`:
+//! plugin discovery, client options from the command line, the executable cache flag
+//! and progress on a terminal.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tpuc_runtime::pjrt::NamedValue;
+use tpuc_runtime::{CacheMode, Client, ClientOptions, LoadEvent, LoadOptions, Plugin, Session};
+
+/// What opening the client took, for `tpuc bench`.
+pub struct OpenedClient {
+    pub plugin_path: PathBuf,
+    pub plugin_load: Duration,
+    pub client_create: Duration,
+}
+
+/// Parses `NAME=VALUE` into a plugin create option: `true`/`false` are booleans,
+/// integers are int64, `1,2,3` an int64 list, other numbers floats, anything else a
+/// string.
+pub fn parse_client_option(s: &str) -> Result<(String, NamedValue), String> {
+    let (name, value) = s
+        .split_once('=')
+        .filter(|(n, _)| !n.is_empty())
+        .ok_or_else(|| format!("expected NAME=VALUE, got `{s}`"))?;
+    let value = match value {
+        "true" => NamedValue::Bool(true),
+        "false" => NamedValue::Bool(false),
+        v => {
+            if let Ok(i) = v.parse::<i64>() {
+                NamedValue::Int64(i)
+            } else if let Some(list) = v
+                .contains(',')
+                .then(|| {
+                    v.split(',')
+                        .map(|x| x.trim().parse::<i64>())
+                        .collect::<Result<Vec<_>, _>>()
+                        .ok()
+                })
+                .flatten()
+            {
+                NamedValue::Int64List(list)
+            } else if let Ok(f) = v.parse::<f32>() {
+                NamedValue::Float(f)
+            } else {
+                NamedValue::String(v.to_string())
+            }
+        }
+    };
+    Ok((name.to_string(), value))
+}
+
+/// Create options for `plugin_path`: for the CPU plugin one device (programs run on
+/// addressable device 0) executed synchronously on the calling thread (`asynchronous =
+/// false`: its default hand-off to a worker thread costs more than a small program,
+/// see BENCH.md); other plugins get their defaults. `--client-option`s override both.
+pub fn client_options(plugin_path: &Path, extra: &[(String, NamedValue)]) -> ClientOptions {
+    let is_cpu = plugin_path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().contains("cpu"));
+    let mut options = if is_cpu {
+        let mut o = ClientOptions::cpu(1);
+        o.extra
+            .push(("asynchronous".to_string(), NamedValue::Bool(false)));
+        o
+    } else {
+        ClientOptions::default()
+    };
+    for (name, value) in extra {
+        if name == "cpu_device_count" {
+            options.cpu_device_count = None;
+        }
+        options.extra.retain(|(n, _)| n != name);
+        options.extra.push((name.clone(), value.clone()));
+    }
+    options
+}
+
+/// Finds and loads the plugin (flag, `TPUC_PJRT_PLUGIN`, `.deps`, Python environments)
+/// and creates a client with [`client_options`].
+pub fn open_client(
+    plugin: Option<&Path>,
+    extra: &[(String, NamedValue)],
+) -> Result<(Client, OpenedClient), String> {
+    let plugin_path = tpuc_runtime::discover::find_plugin(plugin).map_err(|e| e.to_string())?;
+    let t0 = Instant::now();
+    let plugin = Plugin::load(&plugin_path).map_err(|e| e.to_string())?;
+    let t1 = Instant::now();
+    let options = client_options(&plugin_path, extra);
+    let client = plugin.create_client(&options).map_err(|e| e.to_string())?;
+    let t2 = Instant::now();
+    Ok((
+        client,
+        OpenedClient {
+            plugin_path,
+            plugin_load: t1 - t0,
+            client_create: t2 - t1,
+        },
+    ))
+}
+
+/// Loads an artifact; `no_cache` bypasses the executable cache. Draws progress on
+/// stderr when it is a terminal.
+pub fn load_session(artifact: &Path, client: &Client, no_cache: bool) -> Result<Session, String> {
+    let options = LoadOptions {
+        cache: if no_cache {
+            CacheMode::Bypass
+        } else {
+            CacheMode::ReadWrite
+        },
+        progress: terminal_progress(),
+        ..LoadOptions::default()
+    };
+    let session = Session::load_with(artifact, client, &options).map_err(|e| e.to_string())?;
+    for w in &session.load_report().cache_warnings {
+        eprintln!("warning: executable cache: {w}");
+    }
+    Ok(session)
+}
+
+/// Progress of a load on stderr when it is a terminal: the compile, then weight
+/// megabytes (redrawn at most every 1%, so huge checkpoints do not flood the terminal).
+fn terminal_progress() -> Option<tpuc_runtime::ProgressFn> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let last = AtomicU64::new(u64::MAX);
+    Some(Arc::new(move |event: &LoadEvent<'_>| match event {
+        LoadEvent::CompileStart { program_bytes } => eprint!(
+            "\r\x1b[2Kcompiling the program ({})...",
+            size(*program_bytes as u64)
+        ),
+        LoadEvent::CompileEnd { .. } | LoadEvent::UploadEnd { .. } => eprint!("\r\x1b[2K"),
+        LoadEvent::UploadStart { total_bytes, .. } => {
+            last.store(u64::MAX, Ordering::Relaxed);
+            eprint!("\r\x1b[2Kuploading weights: 0 / {}", size(*total_bytes))
+        }
+        LoadEvent::WeightUploaded {
+            uploaded_bytes,
+            total_bytes,
+            ..
+        } => {
+            let pct = (uploaded_bytes * 100)
+                .checked_div(*total_bytes)
+                .unwrap_or(100);
+            if last.swap(pct, Ordering::Relaxed) != pct {
+                eprint!(
+                    "\r\x1b[2Kuploading weights: {} / {} ({pct}%)",
+                    size(*uploaded_bytes),
+                    size(*total_bytes)
+                );
+            }
+        }
+        _ => {}
+    }))
+}
+
+/// `1234567` as `1.2 MB`.
+pub fn size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b < 1e3 {
+        format!("{bytes} B")
+    } else if b < 1e6 {
+        format!("{:.1} KB", b / 1e3)
+    } else if b < 1e9 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.2} GB", b / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_options_parse_by_shape() {
+        let p = |s| parse_client_option(s).unwrap().1;
+        assert_eq!(p("asynchronous=false"), NamedValue::Bool(false));
+        assert_eq!(p("cpu_device_count=4"), NamedValue::Int64(4));
+        assert_eq!(p("wrap=1,0,1"), NamedValue::Int64List(vec![1, 0, 1]));
+        assert_eq!(p("memory_fraction=0.5"), NamedValue::Float(0.5));
+        assert_eq!(p("platform=cuda"), NamedValue::String("cuda".into()));
+        assert!(parse_client_option("novalue").is_err());
+        assert!(parse_client_option("=1").is_err());
+    }
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(size(12), "12 B");
+        assert_eq!(size(57_300), "57.3 KB");
+        assert_eq!(size(1_250_000), "1.2 MB");
+        assert_eq!(size(3_400_000_000), "3.40 GB");
+    }
+}
