@@ -228,3 +228,58 @@ fn bench_reports_percentiles_and_throughput() {
     assert!(!err.contains("panicked"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 3's bar: every corpus model, compiled by `tpuc compile`, runs through
+/// `tpuc run --expect` and matches PyTorch's outputs (dtype-aware default tolerances).
+#[cfg(feature = "compiler")]
+#[test]
+fn every_corpus_model_passes_tpuc_run_expect() {
+    let index = std::fs::read_to_string(repo().join("testdata/models/index.json")).unwrap();
+    let index: serde_json::Value = serde_json::from_str(&index).unwrap();
+    let dir = temp("corpus");
+    let npy = |sub: &Path| {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(sub)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+            .collect();
+        v.sort_by_key(|p| {
+            let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+            stem.split('_').next().unwrap().parse::<usize>().unwrap()
+        });
+        v
+    };
+    let mut failures = Vec::new();
+    for name in index["models"].as_array().unwrap() {
+        let name = name.as_str().unwrap();
+        let model_dir = repo().join("testdata/models").join(name);
+        for form in ["exported", "core"] {
+            let art = dir.join(format!("{name}-{form}.tpuc"));
+            let model = model_dir.join(format!("{form}.pt2"));
+            let (ok, _, err) = tpuc(&[
+                "compile",
+                model.to_str().unwrap(),
+                "-o",
+                art.to_str().unwrap(),
+            ]);
+            if !ok {
+                failures.push(format!("{name}/{form}: compile: {err}"));
+                continue;
+            }
+            let mut args = vec!["run".to_string(), art.to_string_lossy().to_string()];
+            for p in npy(&model_dir.join("inputs")) {
+                args.extend(["--input".to_string(), p.to_string_lossy().to_string()]);
+            }
+            for p in npy(&model_dir.join("expected")) {
+                args.extend(["--expect".to_string(), p.to_string_lossy().to_string()]);
+            }
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (ok, out, err) = tpuc(&refs);
+            if !ok || out.contains("FAIL") {
+                failures.push(format!("{name}/{form}: run: {out}\n{err}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

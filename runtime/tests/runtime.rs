@@ -1247,3 +1247,37 @@ fn plugin_discovery_lists_the_installed_plugin() {
     canon.dedup();
     assert_eq!(canon.len(), all.len(), "{all:?}");
 }
+
+#[test]
+fn broken_plugins_are_errors_not_crashes() {
+    let dir = scratch("broken-plugin");
+    let garbage = dir.join("libgarbage_pjrt.so");
+    std::fs::write(&garbage, b"this is not a shared library").unwrap();
+    let err = Plugin::load(&garbage)
+        .err()
+        .expect("garbage must not load")
+        .to_string();
+    assert!(err.contains("libgarbage_pjrt.so"), "{err}");
+
+    // A real shared library that is not a PJRT plugin (no GetPjrtApi).
+    let not_pjrt = [
+        "/lib/x86_64-linux-gnu/libz.so.1",
+        "/usr/lib/x86_64-linux-gnu/libz.so.1",
+    ]
+    .iter()
+    .map(Path::new)
+    .find(|p| p.exists());
+    if let Some(lib) = not_pjrt {
+        let err = Plugin::load(lib)
+            .err()
+            .expect("libz is not a plugin")
+            .to_string();
+        assert!(err.contains("GetPjrtApi"), "{err}");
+    }
+
+    let missing = dir.join("nowhere.so");
+    let err = tpuc_runtime::discover::find_plugin(Some(&missing))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("nowhere.so"), "{err}");
+}
