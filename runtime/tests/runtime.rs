@@ -1253,10 +1253,10 @@ fn broken_plugins_are_errors_not_crashes() {
     let dir = scratch("broken-plugin");
     let garbage = dir.join("libgarbage_pjrt.so");
     std::fs::write(&garbage, b"this is not a shared library").unwrap();
-    let err = Plugin::load(&garbage)
-        .err()
-        .expect("garbage must not load")
-        .to_string();
+    let Err(err) = Plugin::load(&garbage) else {
+        panic!("garbage must not load");
+    };
+    let err = err.to_string();
     assert!(err.contains("libgarbage_pjrt.so"), "{err}");
 
     // A real shared library that is not a PJRT plugin (no GetPjrtApi).
@@ -1268,10 +1268,10 @@ fn broken_plugins_are_errors_not_crashes() {
     .map(Path::new)
     .find(|p| p.exists());
     if let Some(lib) = not_pjrt {
-        let err = Plugin::load(lib)
-            .err()
-            .expect("libz is not a plugin")
-            .to_string();
+        let Err(err) = Plugin::load(lib) else {
+            panic!("libz is not a plugin");
+        };
+        let err = err.to_string();
         assert!(err.contains("GetPjrtApi"), "{err}");
     }
 
