@@ -24,7 +24,7 @@ BENCH_VENV := $(REPO)/.deps/bench-venv
 # Plugin log lines that are not ours to show.
 PLUGIN_NOISE := grep -v -e cpu_device_count -e 'asynchronous set via' -e '^WARNING: All log'
 
-.PHONY: setup demo test unit-test lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv
+.PHONY: setup demo test unit-test lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -76,4 +76,12 @@ bench: build bench-venv
 	$(CARGO) build --release -p tpuc-bench
 	target/release/tpuc-bench --artifact mlp=target/bench/mlp.tpuc \
 		--python $(BENCH_VENV)/bin/python --out BENCH.md --command "make bench" \
+		2> >($(PLUGIN_NOISE) >&2)
+
+# Coverage: every Core ATen op case (testdata/ops) and every model corpus
+# (testdata/models, testdata/coverage/models), compiled, run on the CPU plugin and
+# compared with PyTorch; writes COVERAGE.md. The op cases also run in `make test`.
+coverage: setup
+	$(CARGO) build -p tpuc-cli --bin tpuc-coverage
+	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/debug/tpuc-coverage --out COVERAGE.md --command "make coverage" \
 		2> >($(PLUGIN_NOISE) >&2)

@@ -32,6 +32,7 @@ pub fn compile(
                     MissingWeights::ZeroFill
                 },
                 progress: terminal_progress(),
+                ..CompileOptions::default()
             };
             let report =
                 tpuc_compiler::compile(model, output, &options).map_err(|e| e.to_string())?;

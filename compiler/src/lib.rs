@@ -77,13 +77,29 @@ fn format_unsupported(ops: &[UnsupportedOp]) -> String {
         ops.len(),
         total
     );
+    let mut custom = false;
     for o in ops {
         s.push_str(&format!(
             "\n  {} x{} (first at node `{}`)",
             o.target, o.count, o.first_node
         ));
+        let namespace = o.target.split('.').next().unwrap_or("");
+        if namespace != "aten" && namespace != "prims" {
+            custom = true;
+            let name = o.target.split_once('.').map_or("", |x| x.1);
+            s.push_str(&format!(
+                " — custom operator `{name}` of namespace `{namespace}`"
+            ));
+        }
     }
     s.push_str("\nhint: `tpuc inspect MODEL` lists every op; a decomposition (ep.run_decompositions()) may avoid them");
+    if custom {
+        s.push_str(
+            "\nhint: for a custom operator, decompose it before saving \
+             (ep.run_decompositions({torch.ops.NS.OP.default: fn})) or give tpuc a lowering \
+             (CompileOptions::custom_lowerings; see README, \"Custom operators\")",
+        );
+    }
     s
 }
 
@@ -144,6 +160,8 @@ pub struct CompileOptions {
     pub missing_weights: MissingWeights,
     /// Called as the compile advances (weights: after each written chunk).
     pub progress: Option<ProgressFn>,
+    /// Lowerings for targets tpuc does not know (custom operators), tried first.
+    pub custom_lowerings: Vec<passes::lower_aten_to_stablehlo::CustomLowering>,
 }
 
 impl CompileOptions {
@@ -160,6 +178,7 @@ impl std::fmt::Debug for CompileOptions {
             .field("target", &self.target)
             .field("missing_weights", &self.missing_weights)
             .field("progress", &self.progress.is_some())
+            .field("custom_lowerings", &self.custom_lowerings)
             .finish()
     }
 }
@@ -205,8 +224,18 @@ pub fn lower_to_stablehlo<'c>(
     ctx: &'c Context,
     model: &frontend::ExportedModel,
 ) -> Result<Module<'c>, CompileError> {
+    lower_to_stablehlo_with(ctx, model, &[])
+}
+
+/// [`lower_to_stablehlo`] with user lowerings for custom operators (see
+/// [`CompileOptions::custom_lowerings`]).
+pub fn lower_to_stablehlo_with<'c>(
+    ctx: &'c Context,
+    model: &frontend::ExportedModel,
+    custom: &[passes::lower_aten_to_stablehlo::CustomLowering],
+) -> Result<Module<'c>, CompileError> {
     let module = import::import_graph(ctx, &model.graph)?;
-    let pipeline = passes::parse_pipeline(passes::DEFAULT_PIPELINE)?;
+    let pipeline = passes::default_pipeline(custom);
     passes::run_pipeline(ctx, module, &pipeline)
 }
 
@@ -221,7 +250,7 @@ pub fn compile(
     let model = frontend::load(input)?;
     options.report(Progress::Lowering);
     let ctx = new_context();
-    let module = lower_to_stablehlo(&ctx, &model)?;
+    let module = lower_to_stablehlo_with(&ctx, &model, &options.custom_lowerings)?;
     let program = print_module(&module)?;
     let report = artifact::write(&model, &program, output, options)?;
     options.report(Progress::Done);

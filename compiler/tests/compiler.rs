@@ -492,3 +492,56 @@ fn tied_weights_are_stored_once() {
     assert!(st.get("inner.transformer.wte.weight").is_some());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A user lowering for a custom operator: `mylib.my_relu.default` as max(x, 0).
+fn lower_my_relu(
+    op: &tpuc_compiler::passes::lower_aten_to_stablehlo::AtenOp,
+    e: &tpuc_dialects::Emitter,
+) -> tpuc_compiler::passes::lower_aten_to_stablehlo::LResult<Vec<tpuc_dialects::TValue>> {
+    let x = op.first_tensor()?;
+    let zero = e.constant(&x.ty, 0.0)?;
+    Ok(vec![e.max(x, &zero)?])
+}
+
+#[test]
+fn custom_operators_compile_with_a_user_lowering() {
+    let out = temp_dir("custom-op");
+    let edited = out.join("custom.pt2");
+    rewrite_archive(&model_path("mlp", "core"), &edited, |n, b| {
+        Some(if n.ends_with("models/model.json") {
+            edit_json(b, |v| {
+                for node in v["graph_module"]["graph"]["nodes"].as_array_mut().unwrap() {
+                    if node["target"] == "torch.ops.aten.relu.default" {
+                        node["target"] = "torch.ops.mylib.my_relu.default".into();
+                    }
+                }
+            })
+        } else {
+            b
+        })
+    });
+    let err = tpuc_compiler::compile(&edited, &out.join("a.tpuc"), &CompileOptions::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("namespace `mylib`"), "{err}");
+
+    let options = CompileOptions {
+        custom_lowerings: vec![
+            tpuc_compiler::passes::lower_aten_to_stablehlo::CustomLowering {
+                target: "mylib.my_relu.default".into(),
+                lower: lower_my_relu,
+            },
+        ],
+        ..CompileOptions::default()
+    };
+    let artifact = out.join("b.tpuc");
+    tpuc_compiler::compile(&edited, &artifact, &options).unwrap();
+    let dir = repo().join("testdata/models/mlp");
+    let input = tpuc_runtime::npy::read_npy(dir.join("inputs/0_input.npy")).unwrap();
+    let expected = tpuc_runtime::npy::read_npy(dir.join("expected/0.npy")).unwrap();
+    let got = Session::load(&artifact, client())
+        .unwrap()
+        .run(&[input])
+        .unwrap();
+    assert!(compare(&got[0], &expected, 1e-4, 1e-5).passed());
+    let _ = std::fs::remove_dir_all(&out);
+}

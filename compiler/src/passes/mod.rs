@@ -24,7 +24,11 @@ pub trait Pass {
 /// The pipeline `tpuc compile` runs on an imported ATen-level module.
 pub const DEFAULT_PIPELINE: &str = "lower-aten-to-stablehlo,verify-stablehlo";
 
-struct LowerAtenToStablehlo;
+/// The `lower-aten-to-stablehlo` pass, optionally with user lowerings.
+#[derive(Default)]
+pub struct LowerAtenToStablehlo {
+    pub custom: Vec<lower_aten_to_stablehlo::CustomLowering>,
+}
 
 impl Pass for LowerAtenToStablehlo {
     fn name(&self) -> &'static str {
@@ -34,14 +38,24 @@ impl Pass for LowerAtenToStablehlo {
         "rewrite every aten.* op into StableHLO (reports all unsupported ops at once)"
     }
     fn run<'c>(&self, ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
-        lower_aten_to_stablehlo::run(ctx, &module)
+        lower_aten_to_stablehlo::run_with(ctx, &module, &self.custom)
     }
 }
 
 /// Every registered pass.
 pub fn registry() -> Vec<Box<dyn Pass>> {
     vec![
-        Box::new(LowerAtenToStablehlo),
+        Box::new(LowerAtenToStablehlo::default()),
+        Box::new(verify_stablehlo::VerifyStablehlo),
+    ]
+}
+
+/// The default pipeline with `custom` lowerings added to `lower-aten-to-stablehlo`.
+pub fn default_pipeline(custom: &[lower_aten_to_stablehlo::CustomLowering]) -> Vec<Box<dyn Pass>> {
+    vec![
+        Box::new(LowerAtenToStablehlo {
+            custom: custom.to_vec(),
+        }),
         Box::new(verify_stablehlo::VerifyStablehlo),
     ]
 }

@@ -53,8 +53,21 @@ pub type LResult<T> = Result<T, LowerError>;
 /// A family's entry point: `None` when the op is not one of its ops.
 type Family = fn(&AtenOp, &Emitter) -> Option<LResult<Vec<TValue>>>;
 
+/// A lowering supplied by a user of the library for a target tpuc does not know (a
+/// custom operator such as `mylib.my_op.default`, or an ATen op to override). It gets
+/// the same op view and emitter as the built-in families.
+#[derive(Clone, Debug)]
+pub struct CustomLowering {
+    /// The node target without `torch.ops.`: `mylib.my_op.default`.
+    pub target: String,
+    pub lower: fn(&AtenOp, &Emitter) -> LResult<Vec<TValue>>,
+}
+
 /// Dispatches one ATen op to its family. `Ok(results)` replaces the op's results.
-fn lower_op(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+fn lower_op(op: &AtenOp, e: &Emitter, custom: &[CustomLowering]) -> LResult<Vec<TValue>> {
+    if let Some(c) = custom.iter().find(|c| c.target == op.target) {
+        return (c.lower)(op, e);
+    }
     let families: [Family; 10] = [
         elementwise::lower,
         view_like::lower,
@@ -118,6 +131,15 @@ fn internal(e: impl std::fmt::Display) -> CompileError {
 
 /// Runs the conversion on every function of `module`, returning the lowered module.
 pub fn run<'c>(ctx: &'c Context, module: &Module<'c>) -> Result<Module<'c>, CompileError> {
+    run_with(ctx, module, &[])
+}
+
+/// [`run`] with user-supplied lowerings, tried before the built-in ones.
+pub fn run_with<'c>(
+    ctx: &'c Context,
+    module: &Module<'c>,
+    custom: &[CustomLowering],
+) -> Result<Module<'c>, CompileError> {
     let out = Module::new(Location::unknown(ctx));
     let mut unsupported: BTreeMap<String, UnsupportedOp> = BTreeMap::new();
     let mut first_error: Option<CompileError> = None;
@@ -134,7 +156,7 @@ pub fn run<'c>(ctx: &'c Context, module: &Module<'c>) -> Result<Module<'c>, Comp
                 "module contains an operation other than func.func",
             ));
         }
-        lower_function(ctx, &out, &func, &mut unsupported, &mut first_error)?;
+        lower_function(ctx, &out, &func, custom, &mut unsupported, &mut first_error)?;
     }
     if !unsupported.is_empty() {
         return Err(CompileError::UnsupportedOps(
@@ -151,6 +173,7 @@ fn lower_function<'c>(
     ctx: &'c Context,
     out: &Module<'c>,
     func: &OperationRef<'c, '_>,
+    custom: &[CustomLowering],
     unsupported: &mut BTreeMap<String, UnsupportedOp>,
     first_error: &mut Option<CompileError>,
 ) -> Result<(), CompileError> {
@@ -239,7 +262,7 @@ fn lower_function<'c>(
         // A lowering bug must not take the process down: a panic becomes an error that
         // names the node.
         let attempt =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower_op(&aten, &e)));
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower_op(&aten, &e, custom)));
         let attempt = attempt.unwrap_or_else(|_| {
             Err(LowerError::Invalid(
                 "internal error: the lowering of this op panicked (please report it with this model)".into(),

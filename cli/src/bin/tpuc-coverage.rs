@@ -1,0 +1,77 @@
+//! `tpuc-coverage` (run by `make coverage`): compiles, runs and compares the op-level
+//! suite and the model corpora on the CPU PJRT plugin and writes COVERAGE.md.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use tpuc_cli::coverage;
+use tpuc_runtime::{ClientOptions, Plugin};
+
+#[derive(Parser)]
+#[command(
+    about = "Measure tpuc's coverage: Core ATen op cases and model corpora, compiled, run on the CPU PJRT plugin and compared with PyTorch"
+)]
+struct Args {
+    /// The op-level suite (index.json + cases/).
+    #[arg(long, default_value = "testdata/ops")]
+    ops: PathBuf,
+    /// Model corpora (each a folder with index.json and one folder per model).
+    #[arg(long = "models", default_values = ["testdata/models", "testdata/coverage/models"])]
+    models: Vec<PathBuf>,
+    /// Where to write the report.
+    #[arg(long, default_value = "COVERAGE.md")]
+    out: PathBuf,
+    /// PJRT plugin (default: discovery, as `tpuc run`).
+    #[arg(long)]
+    plugin: Option<PathBuf>,
+    /// The command line recorded in the report.
+    #[arg(long, default_value = "make coverage")]
+    command: String,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let plugin_path =
+        tpuc_runtime::discover::find_plugin(args.plugin.as_deref()).map_err(|e| e.to_string())?;
+    let plugin = Plugin::load(&plugin_path).map_err(|e| e.to_string())?;
+    let client = plugin
+        .create_client(&ClientOptions::cpu(1))
+        .map_err(|e| e.to_string())?;
+    let scratch = std::env::temp_dir().join(format!("tpuc-coverage-{}", std::process::id()));
+    let cache = scratch.join("cache");
+    std::fs::create_dir_all(&cache).map_err(|e| e.to_string())?;
+
+    let suite = coverage::read_op_suite(&args.ops)?;
+    let ops = coverage::run_op_suite(&client, &suite, &scratch, &cache, |i, n, c| {
+        if i % 50 == 0 {
+            eprintln!("op cases: {i}/{n} ({})", c.id);
+        }
+    });
+    let mut corpora = Vec::new();
+    for root in &args.models {
+        if !root.join("index.json").is_file() {
+            eprintln!("skipping {}: no index.json", root.display());
+            continue;
+        }
+        let results = coverage::run_models(&client, root, &scratch, &cache, |i, n, name| {
+            eprintln!("models in {}: {i}/{n} ({name})", root.display());
+        })?;
+        corpora.push((root.display().to_string(), results));
+    }
+    let text = coverage::render(&suite, &ops, &corpora, &args.command);
+    std::fs::write(&args.out, text).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let _ = std::fs::remove_dir_all(&scratch);
+    eprintln!("wrote {}", args.out.display());
+    Ok(())
+}

@@ -1,0 +1,578 @@
+//! Coverage: compile, run and compare every op case of `testdata/ops` and every model
+//! of a corpus, and render the results as `COVERAGE.md` (`make coverage`).
+//!
+//! Each item goes through the same steps a user's model does: `tpuc_compiler::compile`
+//! to an artifact, `tpuc_runtime::Session` on the CPU plugin, comparison with PyTorch's
+//! outputs at dtype-aware tolerances. Failures are classified by cause: unsupported ops
+//! (with the targets), other compile errors, runtime/plugin errors, numerics.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tpuc_compiler::{CompileError, CompileOptions};
+use tpuc_runtime::compare::{compare, default_tolerances};
+use tpuc_runtime::{CacheMode, Client, DType, HostTensor, LoadOptions, Session};
+
+/// What happened to one program.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Compiled, ran and matched; the largest absolute error over its outputs.
+    Matched { max_abs_error: f64 },
+    /// Ran, but an output is outside tolerance.
+    Mismatch { max_abs_error: f64, detail: String },
+    /// `lower-aten-to-stablehlo` has no lowering for these targets.
+    Unsupported { targets: Vec<String> },
+    /// Any other compile error (message).
+    CompileError(String),
+    /// Loading or executing failed (plugin or runtime error).
+    RuntimeError(String),
+    /// The test data itself could not be read.
+    BadData(String),
+}
+
+impl Outcome {
+    pub fn matched(&self) -> bool {
+        matches!(self, Outcome::Matched { .. })
+    }
+
+    pub fn compiled(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Matched { .. } | Outcome::Mismatch { .. } | Outcome::RuntimeError(_)
+        )
+    }
+
+    pub fn ran(&self) -> bool {
+        matches!(self, Outcome::Matched { .. } | Outcome::Mismatch { .. })
+    }
+
+    /// One short line for tables.
+    pub fn summary(&self) -> String {
+        match self {
+            Outcome::Matched { max_abs_error } => format!("matched ({max_abs_error:.1e})"),
+            Outcome::Mismatch { max_abs_error, .. } => format!("mismatch ({max_abs_error:.1e})"),
+            Outcome::Unsupported { targets } => format!("unsupported: {}", targets.join(", ")),
+            Outcome::CompileError(m) => format!("compile error: {}", first_line(m)),
+            Outcome::RuntimeError(m) => format!("runtime error: {}", first_line(m)),
+            Outcome::BadData(m) => format!("bad test data: {}", first_line(m)),
+        }
+    }
+}
+
+fn first_line(s: &str) -> String {
+    let l = s.lines().next().unwrap_or("");
+    let l: String = l.chars().take(160).collect();
+    l.replace('|', "\\|")
+}
+
+/// Tolerances for an output: the case's compute dtype (bf16 cases return f32) or the
+/// output's own dtype.
+pub fn tolerances(compute: Option<DType>, output: DType) -> (f64, f64) {
+    let (r1, a1) = default_tolerances(output);
+    match compute {
+        Some(c) => {
+            let (r2, a2) = default_tolerances(c);
+            (r1.max(r2), a1.max(a2))
+        }
+        None => (r1, a1),
+    }
+}
+
+fn npy_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+        .collect();
+    v.sort_by_key(|p| {
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        stem.split('_')
+            .next()
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(usize::MAX)
+    });
+    Ok(v)
+}
+
+fn read_tensors(dir: &Path) -> Result<Vec<HostTensor>, String> {
+    npy_files(dir)?
+        .iter()
+        .map(|p| tpuc_runtime::npy::read_npy(p).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// Runs one program: compile `model` into `scratch`, run it with the `.npy` files of
+/// `inputs`, compare with those of `expected`.
+pub fn run_program(
+    client: &Client,
+    model: &Path,
+    inputs: &Path,
+    expected: &Path,
+    compute: Option<DType>,
+    scratch: &Path,
+    cache_dir: &Path,
+) -> Outcome {
+    let (inputs, expected) = match (read_tensors(inputs), read_tensors(expected)) {
+        (Ok(i), Ok(e)) => (i, e),
+        (Err(e), _) | (_, Err(e)) => return Outcome::BadData(e),
+    };
+    let _ = std::fs::remove_dir_all(scratch);
+    let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tpuc_compiler::compile(model, scratch, &CompileOptions::default())
+    }));
+    match compiled {
+        Err(_) => return Outcome::CompileError("the compiler panicked".into()),
+        Ok(Err(CompileError::UnsupportedOps(ops))) => {
+            return Outcome::Unsupported {
+                targets: ops.iter().map(|o| o.target.clone()).collect(),
+            }
+        }
+        Ok(Err(e)) => return Outcome::CompileError(e.to_string()),
+        Ok(Ok(_)) => {}
+    }
+    let options = LoadOptions {
+        cache: CacheMode::ReadWrite,
+        cache_dir: Some(cache_dir.to_path_buf()),
+        progress: None,
+    };
+    let session = match Session::load_with(scratch, client, &options) {
+        Ok(s) => s,
+        Err(e) => return Outcome::RuntimeError(e.to_string()),
+    };
+    let outputs = match session.run(&inputs) {
+        Ok(o) => o,
+        Err(e) => return Outcome::RuntimeError(e.to_string()),
+    };
+    let _ = std::fs::remove_dir_all(scratch);
+    if outputs.len() != expected.len() {
+        return Outcome::Mismatch {
+            max_abs_error: f64::INFINITY,
+            detail: format!("{} outputs, PyTorch has {}", outputs.len(), expected.len()),
+        };
+    }
+    let mut max_abs = 0.0f64;
+    for (i, (got, want)) in outputs.iter().zip(&expected).enumerate() {
+        let (rtol, atol) = tolerances(compute, want.dtype);
+        // Outputs compare as PyTorch's dtype: a bool or integer output is exact.
+        let c = compare(got, want, rtol, atol);
+        max_abs = max_abs.max(c.max_abs_error);
+        if !c.passed() {
+            return Outcome::Mismatch {
+                max_abs_error: c.max_abs_error,
+                detail: format!(
+                    "output {i}: {}/{} elements outside rtol={rtol:e} atol={atol:e}{}",
+                    c.mismatches,
+                    c.elements,
+                    if c.shape_matches {
+                        ""
+                    } else {
+                        " (shape differs)"
+                    }
+                ),
+            };
+        }
+    }
+    Outcome::Matched {
+        max_abs_error: max_abs,
+    }
+}
+
+/// One op case of `testdata/ops`.
+#[derive(Clone, Debug)]
+pub struct OpCase {
+    pub id: String,
+    pub op: String,
+    pub dir: PathBuf,
+    pub dtype: Option<DType>,
+}
+
+/// An op the suite does not run, with the reason (training-only, random, dynamic...).
+#[derive(Clone, Debug)]
+pub struct Excluded {
+    pub op: String,
+    pub category: String,
+    pub reason: String,
+}
+
+pub struct OpSuite {
+    pub core_overloads: Vec<String>,
+    pub cases: Vec<OpCase>,
+    pub excluded: Vec<Excluded>,
+}
+
+fn dtype_named(s: &str) -> Option<DType> {
+    DType::from_mlir_name(match s {
+        "bool" => "i1",
+        "u8" => "ui8",
+        other => other,
+    })
+}
+
+/// Reads `testdata/ops/index.json`.
+pub fn read_op_suite(root: &Path) -> Result<OpSuite, String> {
+    let path = root.join("index.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let strings = |key: &str| -> Vec<String> {
+        v[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let cases = v["cases"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| OpCase {
+                    id: c["id"].as_str().unwrap_or("").to_string(),
+                    op: c["op"].as_str().unwrap_or("").to_string(),
+                    dir: root.join(c["dir"].as_str().unwrap_or("")),
+                    dtype: c["dtype"].as_str().and_then(dtype_named),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let excluded = v["excluded"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| Excluded {
+                    op: c["op"].as_str().unwrap_or("").to_string(),
+                    category: c["category"].as_str().unwrap_or("").to_string(),
+                    reason: c["reason"].as_str().unwrap_or("").to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(OpSuite {
+        core_overloads: strings("core_overloads"),
+        cases,
+        excluded,
+    })
+}
+
+/// Runs every case of the suite; results in case order.
+pub fn run_op_suite(
+    client: &Client,
+    suite: &OpSuite,
+    scratch: &Path,
+    cache_dir: &Path,
+    mut progress: impl FnMut(usize, usize, &OpCase),
+) -> Vec<(OpCase, Outcome)> {
+    let mut out = Vec::with_capacity(suite.cases.len());
+    for (i, case) in suite.cases.iter().enumerate() {
+        progress(i, suite.cases.len(), case);
+        let outcome = run_program(
+            client,
+            &case.dir.join("model.json"),
+            &case.dir.join("inputs"),
+            &case.dir.join("expected"),
+            case.dtype,
+            &scratch.join("op.tpuc"),
+            cache_dir,
+        );
+        out.push((case.clone(), outcome));
+    }
+    out
+}
+
+/// One model of a corpus, in both forms.
+#[derive(Clone, Debug)]
+pub struct ModelResult {
+    pub name: String,
+    pub family: String,
+    pub exported: Outcome,
+    pub core: Outcome,
+}
+
+impl ModelResult {
+    pub fn matched(&self) -> bool {
+        self.exported.matched() && self.core.matched()
+    }
+}
+
+/// A corpus index: `(name, family)` of each model, and `(name, family, error)` of each
+/// model PyTorch could not export.
+pub type ModelIndex = (Vec<(String, String)>, Vec<(String, String, String)>);
+
+/// Reads a corpus index: `{"models": ["name", ...]}` or `{"models": [{"name", "family"}]}`,
+/// plus optional `"failed_export": [{"name", "family", "error"}]`.
+pub fn read_model_index(
+    root: &Path,
+) -> Result<(Vec<(String, String)>, Vec<(String, String, String)>), String> {
+    let path = root.join("index.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let models = v["models"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|m| match m {
+                    Value::String(s) => (s.clone(), String::new()),
+                    other => (
+                        other["name"].as_str().unwrap_or("").to_string(),
+                        other["family"].as_str().unwrap_or("").to_string(),
+                    ),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let failed = v["failed_export"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|m| {
+                    (
+                        m["name"].as_str().unwrap_or("").to_string(),
+                        m["family"].as_str().unwrap_or("").to_string(),
+                        m["error"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((models, failed))
+}
+
+/// Runs every model of the corpus at `root` in both forms.
+pub fn run_models(
+    client: &Client,
+    root: &Path,
+    scratch: &Path,
+    cache_dir: &Path,
+    mut progress: impl FnMut(usize, usize, &str),
+) -> Result<Vec<ModelResult>, String> {
+    let (models, failed) = read_model_index(root)?;
+    let mut out = Vec::new();
+    for (i, (name, family)) in models.iter().enumerate() {
+        progress(i, models.len(), name);
+        let dir = root.join(name);
+        let meta: Value = std::fs::read_to_string(dir.join("meta.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null);
+        let compute = meta["compute_dtype"].as_str().and_then(dtype_named);
+        let run = |form: &str| {
+            run_program(
+                client,
+                &dir.join(format!("{form}.pt2")),
+                &dir.join("inputs"),
+                &dir.join("expected"),
+                compute,
+                &scratch.join(format!("{name}-{form}.tpuc")),
+                cache_dir,
+            )
+        };
+        out.push(ModelResult {
+            name: name.clone(),
+            family: family.clone(),
+            exported: run("exported"),
+            core: run("core"),
+        });
+    }
+    for (name, family, error) in failed {
+        let o = Outcome::BadData(format!("PyTorch could not export it: {error}"));
+        out.push(ModelResult {
+            name,
+            family,
+            exported: o.clone(),
+            core: o,
+        });
+    }
+    Ok(out)
+}
+
+/// Per-overload status: an overload is covered when every one of its cases matched.
+pub fn op_status(results: &[(OpCase, Outcome)]) -> BTreeMap<String, Vec<(&OpCase, &Outcome)>> {
+    let mut m: BTreeMap<String, Vec<(&OpCase, &Outcome)>> = BTreeMap::new();
+    for (c, o) in results {
+        m.entry(c.op.clone()).or_default().push((c, o));
+    }
+    m
+}
+
+fn cause(o: &Outcome) -> String {
+    match o {
+        Outcome::Matched { .. } => "matched".into(),
+        Outcome::Mismatch { .. } => "numerics (outside tolerance)".into(),
+        Outcome::Unsupported { targets } => format!("unsupported op: {}", targets.join(", ")),
+        Outcome::CompileError(m) => format!("compile error: {}", first_line(m)),
+        Outcome::RuntimeError(m) => format!("plugin/runtime error: {}", first_line(m)),
+        Outcome::BadData(m) => format!("test data: {}", first_line(m)),
+    }
+}
+
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 {
+        "n/a".into()
+    } else {
+        format!("{:.1}%", 100.0 * n as f64 / d as f64)
+    }
+}
+
+/// Renders COVERAGE.md.
+pub fn render(
+    suite: &OpSuite,
+    ops: &[(OpCase, Outcome)],
+    corpora: &[(String, Vec<ModelResult>)],
+    command: &str,
+) -> String {
+    let mut s = String::new();
+    let by_op = op_status(ops);
+    let covered = by_op
+        .values()
+        .filter(|v| v.iter().all(|(_, o)| o.matched()))
+        .count();
+    let relevant = by_op.len();
+    s.push_str("# Coverage\n\n");
+    s.push_str(&format!(
+        "Written by `{command}`; every number below comes from that run (regenerate, do not edit).\n\
+         Programs are compiled by `tpuc compile`, run on the CPU PJRT plugin and compared with\n\
+         PyTorch's eager outputs: f32 `allclose(rtol=1e-4, atol=1e-5)`, f64 `rtol=1e-7, atol=1e-8`,\n\
+         f16 `rtol=1e-2, atol=1e-3`, bf16 `rtol=2e-2, atol=1e-2` (bf16 cases compare their f32\n\
+         outputs at bf16 tolerance), integers and bools exactly.\n\n"
+    ));
+    s.push_str("## Summary\n\n");
+    s.push_str(&format!(
+        "- Core ATen overloads (PyTorch's `torch.Tag.core`): {}; inference-relevant with cases: {relevant}; \
+         excluded with a reason: {}.\n",
+        suite.core_overloads.len(),
+        suite.excluded.len()
+    ));
+    s.push_str(&format!(
+        "- Inference-relevant overloads whose every case compiled, ran and matched: **{covered}/{relevant} ({})**.\n",
+        pct(covered, relevant)
+    ));
+    let cases_ok = ops.iter().filter(|(_, o)| o.matched()).count();
+    s.push_str(&format!(
+        "- Op cases matched: {cases_ok}/{} ({}).\n",
+        ops.len(),
+        pct(cases_ok, ops.len())
+    ));
+    for (name, models) in corpora {
+        let ok = models.iter().filter(|m| m.matched()).count();
+        let forms_ok: usize = models
+            .iter()
+            .map(|m| m.exported.matched() as usize + m.core.matched() as usize)
+            .sum();
+        s.push_str(&format!(
+            "- Models in `{name}` matching in both forms: **{ok}/{} ({})**; programs (model × form) matched: {forms_ok}/{}.\n",
+            models.len(),
+            pct(ok, models.len()),
+            2 * models.len()
+        ));
+    }
+    // Failures grouped by cause.
+    let mut causes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (c, o) in ops {
+        if !o.matched() {
+            causes.entry(group(o)).or_default().push(format!(
+                "op case `{}`: {}",
+                c.id,
+                o.summary()
+            ));
+        }
+    }
+    for (_, models) in corpora {
+        for m in models {
+            for (form, o) in [("exported", &m.exported), ("core", &m.core)] {
+                if !o.matched() {
+                    causes.entry(group(o)).or_default().push(format!(
+                        "model `{}` ({form}): {}",
+                        m.name,
+                        o.summary()
+                    ));
+                }
+            }
+        }
+    }
+    s.push_str("\n## Failures by cause\n\n");
+    if causes.is_empty() {
+        s.push_str("None.\n");
+    }
+    for (cause, items) in &causes {
+        s.push_str(&format!("### {cause} ({})\n\n", items.len()));
+        for i in items {
+            s.push_str(&format!("- {i}\n"));
+        }
+        s.push('\n');
+    }
+    for (name, models) in corpora {
+        s.push_str(&format!(
+            "\n## Models: `{name}`\n\n| model | family | exported | core |\n|---|---|---|---|\n"
+        ));
+        for m in models {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                m.name,
+                m.family,
+                m.exported.summary(),
+                m.core.summary()
+            ));
+        }
+    }
+    s.push_str("\n## Core ATen overloads\n\n| overload | cases | compiled | ran | matched | max abs error | failures |\n|---|---:|---:|---:|---:|---:|---|\n");
+    for (op, cases) in &by_op {
+        let n = cases.len();
+        let compiled = cases.iter().filter(|(_, o)| o.compiled()).count();
+        let ran = cases.iter().filter(|(_, o)| o.ran()).count();
+        let matched = cases.iter().filter(|(_, o)| o.matched()).count();
+        let max_err = cases
+            .iter()
+            .filter_map(|(_, o)| match o {
+                Outcome::Matched { max_abs_error } | Outcome::Mismatch { max_abs_error, .. } => {
+                    Some(*max_abs_error)
+                }
+                _ => None,
+            })
+            .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
+        let fails: Vec<String> = cases
+            .iter()
+            .filter(|(_, o)| !o.matched())
+            .map(|(c, o)| {
+                format!(
+                    "`{}`: {}",
+                    c.id.rsplit('/').next().unwrap_or(&c.id),
+                    cause(o)
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "| {op} | {n} | {compiled} | {ran} | {matched} | {} | {} |\n",
+            max_err
+                .map(|e| format!("{e:.1e}"))
+                .unwrap_or_else(|| "-".into()),
+            fails.join("; ")
+        ));
+    }
+    s.push_str("\n## Excluded overloads\n\nNot run as op cases, with what tpuc does for them.\n\n| overload | category | reason |\n|---|---|---|\n");
+    for e in &suite.excluded {
+        s.push_str(&format!(
+            "| {} | {} | {} |\n",
+            e.op,
+            e.category,
+            first_line(&e.reason)
+        ));
+    }
+    s
+}
+
+/// The heading a failure is grouped under.
+fn group(o: &Outcome) -> String {
+    match o {
+        Outcome::Unsupported { targets } => format!("Unsupported op: {}", targets.join(", ")),
+        Outcome::Mismatch { .. } => "Numerics".into(),
+        Outcome::CompileError(_) => "Compile error".into(),
+        Outcome::RuntimeError(_) => "Plugin or runtime error".into(),
+        Outcome::BadData(_) => "Test data or export".into(),
+        Outcome::Matched { .. } => "Matched".into(),
+    }
+}

@@ -1,0 +1,6 @@
+//! Library side of the `tpuc` tools: what more than one binary (or a test) shares.
+//!
+//! The `tpuc` binary itself lives in `main.rs` and its command modules.
+
+#[cfg(feature = "compiler")]
+pub mod coverage;
