@@ -305,9 +305,7 @@ pub type ModelIndex = (Vec<(String, String)>, Vec<(String, String, String)>);
 
 /// Reads a corpus index: `{"models": ["name", ...]}` or `{"models": [{"name", "family"}]}`,
 /// plus optional `"failed_export": [{"name", "family", "error"}]`.
-pub fn read_model_index(
-    root: &Path,
-) -> Result<(Vec<(String, String)>, Vec<(String, String, String)>), String> {
+pub fn read_model_index(root: &Path) -> Result<ModelIndex, String> {
     let path = root.join("index.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
