@@ -147,3 +147,22 @@
   %0 = "aten.index.Tensor"(%x, %i, %j) {indices_length = 3 : i64, operand_names = ["self", "indices[1]", "indices[2]"]} : (tensor<3x4x5x6xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<3x2x6xf32> loc("index_3")
   "func.return"(%0) : (tensor<3x2x6xf32>) -> ()
 }) : () -> ()
+
+// scatter_add(self, 1, index, src): full coordinates (row iota, wrapped index) and a
+// stablehlo.scatter whose body adds.
+// CHECK-LABEL: sym_name = "scatter_add"
+// CHECK: ^bb0([[Y:%arg[0-9]+]]: tensor<3x5xf32>, [[IDX:%arg[0-9]+]]: tensor<3x2xi64>, [[SRC:%arg[0-9]+]]: tensor<3x2xf32>)
+// CHECK: "stablehlo.constant"() {value = dense<5> : tensor<i64>}
+// CHECK: [[W:%[0-9]+]] = "stablehlo.select"
+// CHECK: [[ROW:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<3x2xi64>
+// CHECK: [[C:%[0-9]+]] = "stablehlo.concatenate"
+// CHECK-SAME: -> tensor<3x2x2xi64>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.scatter"([[Y]], [[C]], [[SRC]])
+// CHECK: "stablehlo.add"
+// CHECK: scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 2>
+// CHECK: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>, sym_name = "scatter_add"}> ({
+^bb0(%y: tensor<3x5xf32>, %i: tensor<3x2xi64>, %s: tensor<3x2xf32>):
+  %0 = "aten.scatter_add.default"(%y, %i, %s) {dim = 1 : i64, operand_names = ["self", "index", "src"]} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32> loc("scatter_add")
+  "func.return"(%0) : (tensor<3x5xf32>) -> ()
+}) : () -> ()

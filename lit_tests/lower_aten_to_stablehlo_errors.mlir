@@ -19,11 +19,11 @@
 // RUN: not tpuc opt %S/Inputs/lower_error_already_lowered.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=LOWERED
 
 // CHECK: error: 3 unsupported op target(s) (5 node(s)); no lowering to StableHLO exists for:
+// CHECK-NEXT: {{^}}  aten.kthvalue.default x3 (first at node `kth`)
+// CHECK-NEXT: {{^}}  aten.mode.default x1 (first at node `mode`)
 // CHECK-NEXT: {{^}}  aten.nonzero.default x1 (first at node `nonzero`)
-// CHECK-NEXT: {{^}}  aten.sort.default x1 (first at node `sort`)
-// CHECK-NEXT: {{^}}  aten.topk.default x3 (first at node `topk`)
 // CHECK-NEXT: hint: `tpuc inspect MODEL` lists every op
-// CHECK-NOT: add_after_topk
+// CHECK-NOT: add_after_kth
 // CHECK-NOT: slice_zero_step
 
 // SLICE: error: node `slice_zero_step` (aten.slice.Tensor): slice step must be positive
@@ -39,17 +39,17 @@
 
 "func.func"() <{function_type = (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x8xf32>), sym_name = "first"}> ({
 ^bb0(%a: tensor<2x8xf32>):
-  %0:2 = "aten.topk.default"(%a) {k = 3 : i64, operand_names = ["self"]} : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) loc("topk")
-  %1 = "aten.add.Tensor"(%0#0, %0#0) {operand_names = ["self", "other"]} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("add_after_topk")
-  %2:2 = "aten.topk.default"(%a) {k = 3 : i64, largest = false, operand_names = ["self"]} : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) loc("topk_1")
-  %3:2 = "aten.sort.default"(%a) {operand_names = ["self"]} : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi64>) loc("sort")
+  %0:2 = "aten.kthvalue.default"(%a) {k = 3 : i64, operand_names = ["self"]} : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) loc("kth")
+  %1 = "aten.add.Tensor"(%0#0, %0#0) {operand_names = ["self", "other"]} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("add_after_kth")
+  %2:2 = "aten.kthvalue.default"(%a) {k = 3 : i64, operand_names = ["self"]} : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) loc("kth_1")
+  %3:2 = "aten.mode.default"(%a) {operand_names = ["self"]} : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi64>) loc("mode")
   %4 = "aten.slice.Tensor"(%a) {dim = 1 : i64, operand_names = ["self"], step = 0 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("slice_zero_step")
   "func.return"(%1, %2#1, %3#0) : (tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x8xf32>) -> ()
 }) : () -> ()
 
 "func.func"() <{function_type = (tensor<2x8xf32>, tensor<6xi1>) -> (tensor<2x3xf32>, tensor<3x1xi64>), sym_name = "second"}> ({
 ^bb0(%a: tensor<2x8xf32>, %m: tensor<6xi1>):
-  %0:2 = "aten.topk.default"(%a) {k = 3 : i64, operand_names = ["self"]} : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) loc("topk_2")
+  %0:2 = "aten.kthvalue.default"(%a) {k = 3 : i64, operand_names = ["self"]} : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) loc("kth_2")
   %1 = "aten.nonzero.default"(%m) {operand_names = ["self"]} : (tensor<6xi1>) -> tensor<3x1xi64> loc("nonzero")
   "func.return"(%0#0, %1) : (tensor<2x3xf32>, tensor<3x1xi64>) -> ()
 }) : () -> ()

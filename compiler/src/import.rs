@@ -4,7 +4,7 @@
 //! [`tpuc_dialects::aten`], inside `func.func @main` whose arguments follow the
 //! exported program's signature (weights first, then user inputs, in export order).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use melior::ir::{Location, Module};
 use melior::Context;
@@ -83,6 +83,60 @@ fn attribute_text(arg: &Arg) -> Result<Option<String>, String> {
     }))
 }
 
+/// `aten.add_.Tensor` -> `aten.add.Tensor`: the functional form of an in-place op
+/// (trailing `_` on the op name; dunders such as `__and__` are not in-place).
+fn inplace_functional_name(target: &str) -> Option<String> {
+    let mut parts: Vec<&str> = target.split('.').collect();
+    if parts.len() < 3 || parts[0] != "aten" {
+        return None;
+    }
+    let name = parts[1];
+    if name.ends_with('_') && !name.ends_with("__") {
+        let functional = name.trim_end_matches('_').to_string();
+        parts[1] = &functional;
+        return Some(parts.join("."));
+    }
+    None
+}
+
+/// Ops whose output aliases their input's storage.
+fn is_view_op(target: &str) -> bool {
+    let name = target.split('.').nth(1).unwrap_or("");
+    matches!(
+        name,
+        "view"
+            | "_unsafe_view"
+            | "reshape"
+            | "slice"
+            | "select"
+            | "expand"
+            | "transpose"
+            | "permute"
+            | "unsqueeze"
+            | "squeeze"
+            | "t"
+            | "as_strided"
+            | "diagonal"
+            | "narrow"
+            | "alias"
+            | "unflatten"
+            | "flatten"
+            | "split"
+            | "split_with_sizes"
+            | "chunk"
+            | "unbind"
+            | "view_as"
+            | "expand_as"
+            | "swapaxes"
+            | "swapdims"
+            | "movedim"
+            | "detach"
+            | "unfold"
+            | "tensor_split"
+            | "real"
+    )
+}
+
 /// Builds the ATen-level module for `graph`.
 pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, CompileError> {
     let module = Module::new(Location::unknown(ctx));
@@ -116,6 +170,13 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
     for (spec, v) in graph.inputs.iter().zip(func.arguments) {
         values.insert(spec.name.clone(), v);
     }
+
+    // Functionalization of in-place ops (`add_`, `index_put_`, as the training IR keeps
+    // them): the op becomes its functional form and later reads of the mutated tensor
+    // see its result. Mutating a view (or a tensor that views alias) would need the
+    // aliasing replayed: those are rejected with a hint instead of miscompiled.
+    let mut views: HashSet<String> = HashSet::new();
+    let mut viewed: HashSet<String> = HashSet::new();
 
     for node in &graph.nodes {
         let loc = node_location(ctx, &node.name, node.source_location.as_ref());
@@ -187,14 +248,34 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
         let attr_refs: Vec<(&str, String)> =
             attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         let e = func.emitter.at(loc);
-        let results =
-            e.op(&node.target, &refs, &attr_refs, &out_types)
-                .map_err(|err| match err {
-                    DialectError::BadAttribute(a) => {
-                        node_err(format!("cannot encode attribute `{a}`"))
-                    }
-                    other => node_err(other.to_string()),
-                })?;
+        let inplace = inplace_functional_name(&node.target);
+        let mutated = match (&inplace, node.args.first()) {
+            (Some(_), Some((_, Arg::Tensor(t)))) => Some(t.clone()),
+            _ => None,
+        };
+        if let Some(m) = &mutated {
+            if views.contains(m) || viewed.contains(m) {
+                return Err(node_err(format!(
+                    "in-place update of `{m}`, which is a view or has views; tpuc functionalizes \
+                     in-place ops on plain tensors only (hint: save ep.run_decompositions(), \
+                     which removes mutations)"
+                )));
+            }
+        }
+        if is_view_op(&node.target) {
+            views.extend(out_names.iter().map(|n| n.to_string()));
+            viewed.extend(node.input_names().iter().map(|n| n.to_string()));
+        }
+        let op_name = inplace.as_deref().unwrap_or(&node.target);
+        let results = e
+            .op(op_name, &refs, &attr_refs, &out_types)
+            .map_err(|err| match err {
+                DialectError::BadAttribute(a) => node_err(format!("cannot encode attribute `{a}`")),
+                other => node_err(other.to_string()),
+            })?;
+        if let (Some(m), Some(first)) = (&mutated, results.first()) {
+            values.insert(m.clone(), first.clone());
+        }
         for (name, v) in out_names.iter().zip(results) {
             values.insert(name.to_string(), v);
         }

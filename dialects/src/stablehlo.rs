@@ -147,6 +147,15 @@ pub struct GatherDims {
     pub slice_sizes: Vec<i64>,
 }
 
+/// Dimension numbers of `stablehlo.scatter`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScatterDims {
+    pub update_window_dims: Vec<i64>,
+    pub inserted_window_dims: Vec<i64>,
+    pub scatter_dims_to_operand_dims: Vec<i64>,
+    pub index_vector_dim: i64,
+}
+
 /// Formats a list as `1, 2, 3`.
 fn join(v: &[i64]) -> String {
     v.iter()
@@ -829,6 +838,126 @@ impl<'c> Emitter<'c> {
             ],
             out,
         )
+    }
+
+    /// Sorts `operands` (same shape) together along `dim`, ordered by the first one:
+    /// ascending or descending, NaN after every number ascending (before, descending),
+    /// as PyTorch does. Stable.
+    pub fn sort(&self, operands: &[&TValue], dim: i64, descending: bool) -> Result<Vec<TValue>> {
+        let first = operands
+            .first()
+            .ok_or_else(|| DialectError::invalid("stablehlo.sort", "no operands"))?;
+        if dim < 0
+            || dim as usize >= first.rank()
+            || operands.iter().any(|o| o.shape() != first.shape())
+        {
+            return Err(DialectError::invalid(
+                "stablehlo.sort",
+                "operands must share one shape and dim must be in range",
+            ));
+        }
+        let mut args = Vec::new();
+        for o in operands {
+            let t = TensorType::scalar(o.dtype()).to_mlir(self.ctx)?;
+            args.push((t, self.loc));
+            args.push((t, self.loc));
+        }
+        let block = Block::new(&args);
+        {
+            let e = Emitter::new(self.ctx, &block, self.loc);
+            let (a, b) = (block_arg(&block, 0)?, block_arg(&block, 1)?);
+            let (lo, hi) = if descending { (&b, &a) } else { (&a, &b) };
+            // lo goes first when lo < hi, or when hi is NaN and lo is not.
+            let less = e.compare(Cmp::Lt, lo, hi)?;
+            let r = if a.dtype().is_float() {
+                let hi_nan = e.compare(Cmp::Ne, hi, hi)?;
+                let lo_num = e.compare(Cmp::Eq, lo, lo)?;
+                let nan_last = e.binary("stablehlo.and", &hi_nan, &lo_num)?;
+                e.binary("stablehlo.or", &less, &nan_last)?
+            } else {
+                less
+            };
+            e.op("stablehlo.return", &[&r], &[], &[])?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        let types: Vec<TensorType> = operands.iter().map(|o| o.ty.clone()).collect();
+        self.op_with_regions(
+            "stablehlo.sort",
+            operands,
+            &[
+                ("dimension", format!("{dim} : i64")),
+                ("is_stable", "true".to_string()),
+            ],
+            &types,
+            vec![region],
+        )
+    }
+
+    /// `stablehlo.scatter` of `updates` into `operand` at `indices`, combining with
+    /// `kind` (`None` replaces).
+    pub fn scatter(
+        &self,
+        operand: &TValue,
+        indices: &TValue,
+        updates: &TValue,
+        d: &ScatterDims,
+        kind: Option<ReduceKind>,
+    ) -> Result<TValue> {
+        if updates.dtype() != operand.dtype() {
+            return Err(DialectError::invalid(
+                "stablehlo.scatter",
+                "updates must have the operand's element type",
+            ));
+        }
+        let t = TensorType::scalar(operand.dtype()).to_mlir(self.ctx)?;
+        let block = Block::new(&[(t, self.loc), (t, self.loc)]);
+        {
+            let e = Emitter::new(self.ctx, &block, self.loc);
+            let (old, new) = (block_arg(&block, 0)?, block_arg(&block, 1)?);
+            let r = match kind {
+                None => new,
+                Some(k) => e.binary(k.op_name(), &old, &new)?,
+            };
+            e.op("stablehlo.return", &[&r], &[], &[])?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        let list = |v: &[i64]| format!("[{}]", join(v));
+        let mut fields = vec![];
+        if !d.update_window_dims.is_empty() {
+            fields.push(format!(
+                "update_window_dims = {}",
+                list(&d.update_window_dims)
+            ));
+        }
+        if !d.inserted_window_dims.is_empty() {
+            fields.push(format!(
+                "inserted_window_dims = {}",
+                list(&d.inserted_window_dims)
+            ));
+        }
+        fields.push(format!(
+            "scatter_dims_to_operand_dims = {}",
+            list(&d.scatter_dims_to_operand_dims)
+        ));
+        fields.push(format!("index_vector_dim = {}", d.index_vector_dim));
+        let mut v = self.op_with_regions(
+            "stablehlo.scatter",
+            &[operand, indices, updates],
+            &[
+                (
+                    "scatter_dimension_numbers",
+                    format!("#stablehlo.scatter<{}>", fields.join(", ")),
+                ),
+                ("indices_are_sorted", "false".to_string()),
+                ("unique_indices", "false".to_string()),
+            ],
+            std::slice::from_ref(&operand.ty),
+            vec![region],
+        )?;
+        v.pop()
+            .ok_or_else(|| DialectError::Build("stablehlo.scatter".into()))
     }
 
     /// `func.return`.

@@ -76,8 +76,10 @@ const OTHER_KNOWN: &[&str] = &[
     "stablehlo.reshape",
     "stablehlo.return",
     "stablehlo.reverse",
+    "stablehlo.scatter",
     "stablehlo.select",
     "stablehlo.slice",
+    "stablehlo.sort",
     "stablehlo.transpose",
 ];
 
@@ -278,6 +280,12 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
                 return Err("select needs a predicate and two operands of one shape".to_string());
             }
             expect(result, &operands[1])?;
+        }
+        "stablehlo.sort" if operands != results => {
+            return Err("sort results must have the operands' types".to_string());
+        }
+        "stablehlo.scatter" => {
+            expect(result, operands.first().ok_or("missing operand")?)?;
         }
         "stablehlo.reverse" => {
             expect(result, operands.first().ok_or("missing operand")?)?;

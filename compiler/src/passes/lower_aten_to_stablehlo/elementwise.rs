@@ -295,6 +295,83 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
     } else {
         match base {
             "aten.reciprocal" => unary_with(op, e, |e, x| Ok(e.div(&splat(e, &x.ty, 1.0)?, x)?)),
+            "aten.trunc" | "aten.fix" => unary_with(op, e, |e, x| {
+                if !x.dtype().is_float() {
+                    return Ok(x.clone());
+                }
+                let f = e.unary("stablehlo.floor", &e.unary("stablehlo.abs", x)?)?;
+                Ok(e.mul(&f, &e.unary("stablehlo.sign", x)?)?)
+            }),
+            "aten.log2" => unary_with(op, e, |e, x| {
+                Ok(e.div(
+                    &e.unary("stablehlo.log", x)?,
+                    &splat(e, &x.ty, std::f64::consts::LN_2)?,
+                )?)
+            }),
+            "aten.log10" => unary_with(op, e, |e, x| {
+                Ok(e.div(
+                    &e.unary("stablehlo.log", x)?,
+                    &splat(e, &x.ty, std::f64::consts::LN_10)?,
+                )?)
+            }),
+            "aten.exp2" => unary_with(op, e, |e, x| {
+                Ok(e.binary("stablehlo.power", &splat(e, &x.ty, 2.0)?, x)?)
+            }),
+            "aten.atan" => unary_with(op, e, |e, x| {
+                Ok(e.binary("stablehlo.atan2", x, &splat(e, &x.ty, 1.0)?)?)
+            }),
+            "aten.asin" => unary_with(op, e, |e, x| {
+                Ok(e.binary("stablehlo.atan2", x, &one_minus_square_root(e, x)?)?)
+            }),
+            "aten.acos" => unary_with(op, e, |e, x| {
+                Ok(e.binary("stablehlo.atan2", &one_minus_square_root(e, x)?, x)?)
+            }),
+            "aten.sinh" => unary_with(op, e, |e, x| {
+                // (expm1(x) - expm1(-x)) / 2 keeps precision near 0.
+                let a = e.unary("stablehlo.exponential_minus_one", x)?;
+                let b = e.unary(
+                    "stablehlo.exponential_minus_one",
+                    &e.unary("stablehlo.negate", x)?,
+                )?;
+                Ok(e.mul(&e.sub(&a, &b)?, &splat(e, &x.ty, 0.5)?)?)
+            }),
+            "aten.cosh" => unary_with(op, e, |e, x| {
+                let a = e.unary("stablehlo.exponential", x)?;
+                let b = e.unary("stablehlo.exponential", &e.unary("stablehlo.negate", x)?)?;
+                Ok(e.mul(&e.add(&a, &b)?, &splat(e, &x.ty, 0.5)?)?)
+            }),
+            "aten.asinh" => unary_with(op, e, |e, x| {
+                // sign(x) * log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))
+                let a = e.unary("stablehlo.abs", x)?;
+                let one = splat(e, &x.ty, 1.0)?;
+                let sq = e.mul(&a, &a)?;
+                let r = e.add(&one, &e.unary("stablehlo.sqrt", &e.add(&one, &sq)?)?)?;
+                let v = e.unary("stablehlo.log_plus_one", &e.add(&a, &e.div(&sq, &r)?)?)?;
+                Ok(e.mul(&v, &e.unary("stablehlo.sign", x)?)?)
+            }),
+            "aten.acosh" => unary_with(op, e, |e, x| {
+                // log(x + sqrt(x - 1) * sqrt(x + 1)); NaN below 1 as in PyTorch.
+                let one = splat(e, &x.ty, 1.0)?;
+                let s = e.mul(
+                    &e.unary("stablehlo.sqrt", &e.sub(x, &one)?)?,
+                    &e.unary("stablehlo.sqrt", &e.add(x, &one)?)?,
+                )?;
+                Ok(e.unary("stablehlo.log", &e.add(x, &s)?)?)
+            }),
+            "aten.atanh" => unary_with(op, e, |e, x| {
+                // 0.5 * log1p(2x / (1 - x))
+                let one = splat(e, &x.ty, 1.0)?;
+                let q = e.div(&e.add(x, x)?, &e.sub(&one, x)?)?;
+                Ok(e.mul(
+                    &e.unary("stablehlo.log_plus_one", &q)?,
+                    &splat(e, &x.ty, 0.5)?,
+                )?)
+            }),
+            "aten.fill" => fill(op, e),
+            // copy(self, src): src broadcast to self's shape, in self's dtype.
+            "aten.copy" => op
+                .result(0)
+                .and_then(|ty| Ok(vec![to_type(e, op.tensor("src")?, ty)?])),
             "aten.erf" => unary_with(op, e, erf),
             "aten.relu" => unary_with(op, e, |e, x| Ok(e.max(x, &splat(e, &x.ty, 0.0)?)?)),
             "aten.relu6" => unary_with(op, e, |e, x| clamp_values(e, x, Some(0.0), Some(6.0))),
@@ -459,6 +536,21 @@ fn unary_pred(
         return Ok(vec![splat(e, ty, 0.0)?]);
     }
     Ok(vec![f(e, x)?])
+}
+
+/// `fill(self, value)`: a tensor like `self` full of `value` (a scalar or 0-d tensor).
+fn fill(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    Ok(vec![arg_as(op, e, "value", ty)?])
+}
+
+/// `sqrt(1 - x^2)`, the companion of `x` in asin/acos.
+fn one_minus_square_root(e: &Emitter, x: &TValue) -> LResult<TValue> {
+    let one = splat(e, &x.ty, 1.0)?;
+    Ok(e.unary(
+        "stablehlo.sqrt",
+        &e.mul(&e.sub(&one, x)?, &e.add(&one, x)?)?,
+    )?)
 }
 
 fn hardsigmoid(e: &Emitter, x: &TValue) -> LResult<TValue> {

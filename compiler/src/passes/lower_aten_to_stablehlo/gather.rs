@@ -1,7 +1,7 @@
 //! Indexing: `embedding`, `index_select`, advanced indexing (`index.Tensor`) and
 //! `gather`, all as `stablehlo.gather`. Negative indices wrap as in PyTorch.
 
-use tpuc_dialects::stablehlo::{Cmp, GatherDims};
+use tpuc_dialects::stablehlo::{Cmp, GatherDims, ReduceKind, ScatterDims};
 use tpuc_dialects::{Emitter, TValue};
 use tpuc_runtime::DType;
 
@@ -15,6 +15,13 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.index_select" => index_select(op, e),
         "aten.index" | "aten._unsafe_index" => index(op, e),
         "aten.gather" => gather(op, e),
+        "aten.scatter" => scatter(op, e, None),
+        "aten.scatter_add" => scatter(op, e, Some(ReduceKind::Add)),
+        "aten.scatter_reduce" => scatter_reduce(op, e),
+        "aten.index_put" | "aten._unsafe_index_put" => index_put(op, e),
+        "aten.select_scatter" => select_scatter(op, e),
+        "aten.slice_scatter" => slice_scatter(op, e),
+        "aten.index_copy" | "aten.index_add" | "aten.index_fill" => index_update(op, e),
         _ => return None,
     };
     Some(r)
@@ -154,19 +161,7 @@ fn gather(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         return Ok(vec![e.reshape(&out, &op.result(0)?.shape)?]);
     }
     let wrapped = wrap(e, idx, x.shape()[dim])?;
-    let mut full = idx.shape().to_vec();
-    full.push(1);
-    let mut coords = Vec::new();
-    for d in 0..r {
-        let c = if d == dim {
-            wrapped.clone()
-        } else {
-            e.iota(&wrapped.ty, d as i64)?
-        };
-        coords.push(e.reshape(&c, &full)?);
-    }
-    let refs: Vec<&TValue> = coords.iter().collect();
-    let stacked = e.concatenate(&refs, r as i64)?;
+    let stacked = coordinates(e, &wrapped, dim)?;
     let g = GatherDims {
         offset_dims: vec![],
         collapsed_slice_dims: (0..r as i64).collect(),
@@ -175,4 +170,342 @@ fn gather(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         slice_sizes: vec![1; x.rank()],
     };
     Ok(vec![e.gather(x, &stacked, &g)?])
+}
+
+/// Full coordinates for an index tensor used along `dim`: `[idx.shape..., rank]` where
+/// entry `d` is the position along `d`, and `idx` itself along `dim`.
+fn coordinates(e: &Emitter, idx: &TValue, dim: usize) -> LResult<TValue> {
+    let r = idx.rank();
+    let mut full = idx.shape().to_vec();
+    full.push(1);
+    let mut coords = Vec::new();
+    for d in 0..r {
+        let c = if d == dim {
+            idx.clone()
+        } else {
+            e.iota(&idx.ty, d as i64)?
+        };
+        coords.push(e.reshape(&c, &full)?);
+    }
+    let refs: Vec<&TValue> = coords.iter().collect();
+    Ok(e.concatenate(&refs, r as i64)?)
+}
+
+/// Element-wise scatter along `dim`: `out[..., index[i,j,k], ...] (op)= src[i,j,k]`.
+fn scatter_elements(
+    e: &Emitter,
+    x: &TValue,
+    dim: usize,
+    idx: &TValue,
+    src: &TValue,
+    kind: Option<ReduceKind>,
+) -> LResult<TValue> {
+    let r = x.rank();
+    if idx.rank() != r {
+        return Err(LowerError::Invalid(
+            "index must have the rank of self".into(),
+        ));
+    }
+    if idx.ty.num_elements() == 0 {
+        return Ok(x.clone());
+    }
+    let wrapped = wrap(e, idx, x.shape()[dim])?;
+    let coords = coordinates(e, &wrapped, dim)?;
+    // src may be larger than index: only its leading index.shape block is used.
+    let src = e.convert(src, x.dtype())?;
+    let src = e.slice(&src, &vec![0; r], idx.shape(), &vec![1; r])?;
+    let d = ScatterDims {
+        update_window_dims: vec![],
+        inserted_window_dims: (0..r as i64).collect(),
+        scatter_dims_to_operand_dims: (0..r as i64).collect(),
+        index_vector_dim: r as i64,
+    };
+    Ok(e.scatter(x, &coords, &src, &d, kind)?)
+}
+
+/// `scatter(self, dim, index, src | value, reduce=None|"add"|"multiply")`.
+fn scatter(op: &AtenOp, e: &Emitter, kind: Option<ReduceKind>) -> LResult<Vec<TValue>> {
+    let x = op.tensor("self")?;
+    let idx = op.tensor("index")?;
+    let dim = norm_dim(op.int("dim")?, x.rank())? as usize;
+    let kind = match op.string_opt("reduce") {
+        Some("add") | Some("sum") => Some(ReduceKind::Add),
+        Some("multiply") | Some("prod") => Some(ReduceKind::Mul),
+        Some(other) => return Err(LowerError::Unsupported(format!("scatter reduce `{other}`"))),
+        None => kind,
+    };
+    let src = match op.tensor_opt("src") {
+        Some(s) => s.clone(),
+        None => {
+            let v = op.number_or("value", 0.0);
+            e.constant(&idx.ty.with_dtype(x.dtype()), v)?
+        }
+    };
+    if x.rank() == 0 {
+        return Ok(vec![e.convert(&src, x.dtype())?]);
+    }
+    Ok(vec![scatter_elements(e, x, dim, idx, &src, kind)?])
+}
+
+/// `scatter_reduce(self, dim, index, src, reduce, include_self)` with reduce
+/// sum/prod/amax/amin/mean.
+fn scatter_reduce(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.tensor("self")?;
+    let idx = op.tensor("index")?;
+    let src = op.tensor("src")?;
+    let dim = norm_dim(op.int("dim")?, x.rank())? as usize;
+    let include_self = op.bool_or("include_self", true);
+    let reduce = op.string_opt("reduce").unwrap_or("sum").to_string();
+    let kind = match reduce.as_str() {
+        "sum" | "mean" => ReduceKind::Add,
+        "prod" => ReduceKind::Mul,
+        "amax" => ReduceKind::Max,
+        "amin" => ReduceKind::Min,
+        other => return Err(LowerError::Invalid(format!("unknown reduce `{other}`"))),
+    };
+    // Without include_self, positions that receive updates start from the identity.
+    let base = if include_self {
+        x.clone()
+    } else {
+        let (lo, hi) = tpuc_dialects::stablehlo::integer_bounds(x.dtype());
+        let identity = match kind {
+            ReduceKind::Add | ReduceKind::Or => 0.0,
+            ReduceKind::Mul | ReduceKind::And => 1.0,
+            ReduceKind::Max => lo,
+            ReduceKind::Min => hi,
+        };
+        let hit = scatter_elements(
+            e,
+            &e.constant(&x.ty, 0.0)?,
+            dim,
+            idx,
+            &e.constant(&idx.ty.with_dtype(x.dtype()), 1.0)?,
+            None,
+        )?;
+        let hit = e.compare(Cmp::Ne, &hit, &e.constant(&x.ty, 0.0)?)?;
+        e.select(&hit, &e.constant(&x.ty, identity)?, x)?
+    };
+    let out = scatter_elements(e, &base, dim, idx, src, Some(kind))?;
+    if reduce != "mean" {
+        return Ok(vec![out]);
+    }
+    // mean: divide by the number of contributions (plus self when included).
+    let ones = e.constant(&idx.ty.with_dtype(x.dtype()), 1.0)?;
+    let start = e.constant(&x.ty, if include_self { 1.0 } else { 0.0 })?;
+    let counts = scatter_elements(e, &start, dim, idx, &ones, Some(ReduceKind::Add))?;
+    let counts = e.max(&counts, &e.constant(&x.ty, 1.0)?)?;
+    let mean = e.div(&out, &counts)?;
+    // Integer means round toward negative infinity in PyTorch (floor division).
+    Ok(vec![mean])
+}
+
+/// `index_put(self, indices, values, accumulate)`: `self[indices] = values` (or `+=`).
+fn index_put(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.tensor("self")?;
+    let values = op.tensor("values")?;
+    let accumulate = op.bool_or("accumulate", false);
+    let indices = op.optional_tensor_list("indices");
+    let indexed: Vec<(usize, &TValue)> = indices
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| t.map(|t| (i, t)))
+        .collect();
+    if indexed.is_empty() {
+        let v = super::elementwise::to_type(e, values, &x.ty)?;
+        return Ok(vec![if accumulate { e.add(x, &v)? } else { v }]);
+    }
+    let mut bshape: Vec<i64> = vec![];
+    for (_, t) in &indexed {
+        bshape = broadcast_shapes(&bshape, t.shape())?;
+    }
+    let dims: Vec<usize> = indexed.iter().map(|(d, _)| *d).collect();
+    let k = dims.len();
+    let mut perm: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+    perm.extend((0..x.rank() as i64).filter(|d| !dims.contains(&(*d as usize))));
+    let xt = e.transpose(x, &perm)?;
+    let mut coords = Vec::new();
+    for (d, t) in &indexed {
+        let w = wrap(e, t, x.shape()[*d])?;
+        let w = e.broadcast_to(&w, &bshape)?;
+        let mut s = bshape.clone();
+        s.push(1);
+        coords.push(e.reshape(&w, &s)?);
+    }
+    let refs: Vec<&TValue> = coords.iter().collect();
+    let stacked = e.concatenate(&refs, bshape.len() as i64)?;
+    let nb = bshape.len();
+    let rest: Vec<i64> = xt.shape()[k..].to_vec();
+    // Values broadcast to the shape x[indices] has in PyTorch, then into our layout
+    // (broadcast dims first, then the remaining dims).
+    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
+    let first = dims[0];
+    let torch_shape: Vec<i64> = if adjacent {
+        let mut s = x.shape()[..first].to_vec();
+        s.extend(&bshape);
+        s.extend(&x.shape()[dims[k - 1] + 1..]);
+        s
+    } else {
+        let mut s = bshape.clone();
+        s.extend(&rest);
+        s
+    };
+    let v = e.convert(values, x.dtype())?;
+    let v = e.broadcast_to(&v, &torch_shape)?;
+    let v = if adjacent && first > 0 {
+        // torch layout: [pre (first dims), B, post] -> ours: [B, pre, post]
+        let nb_i = nb as i64;
+        let f = first as i64;
+        let r = v.rank() as i64;
+        let mut p: Vec<i64> = (f..f + nb_i).collect();
+        p.extend(0..f);
+        p.extend(f + nb_i..r);
+        e.transpose(&v, &p)?
+    } else {
+        v
+    };
+    let d = ScatterDims {
+        update_window_dims: (nb as i64..(nb + rest.len()) as i64).collect(),
+        inserted_window_dims: (0..k as i64).collect(),
+        scatter_dims_to_operand_dims: (0..k as i64).collect(),
+        index_vector_dim: nb as i64,
+    };
+    let kind = if accumulate {
+        Some(if x.dtype() == DType::Bool {
+            ReduceKind::Or
+        } else {
+            ReduceKind::Add
+        })
+    } else {
+        None
+    };
+    let out = e.scatter(&xt, &stacked, &v, &d, kind)?;
+    // Undo the transposition.
+    let mut inverse = vec![0i64; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p as usize] = i as i64;
+    }
+    Ok(vec![e.transpose(&out, &inverse)?])
+}
+
+/// Writes `src` into the slices `positions` of `x` along `dim` (window scatter).
+fn scatter_slices(
+    e: &Emitter,
+    x: &TValue,
+    dim: usize,
+    positions: &[i64],
+    src: &TValue,
+) -> LResult<TValue> {
+    let n = positions.len() as i64;
+    let idx_ty = tpuc_dialects::TensorType::new(vec![n], DType::I64);
+    let lits: Vec<String> = positions.iter().map(|p| p.to_string()).collect();
+    let idx = e.constant_elements(&idx_ty, &lits)?;
+    scatter_along(e, x, dim, &idx, src, None)
+}
+
+/// Writes (or combines with `kind`) the slices of `src` along `dim` into `x` at the
+/// 1-D positions `idx` (negative positions wrap): index_copy / index_add / index_fill.
+fn scatter_along(
+    e: &Emitter,
+    x: &TValue,
+    dim: usize,
+    idx: &TValue,
+    src: &TValue,
+    kind: Option<ReduceKind>,
+) -> LResult<TValue> {
+    let r = x.rank();
+    let n = idx.ty.num_elements();
+    let idx = wrap(e, idx, x.shape()[dim])?;
+    let idx = e.reshape(&idx, &[n, 1])?;
+    // updates: [n, other dims...] with the positions first.
+    let mut perm: Vec<i64> = vec![dim as i64];
+    perm.extend((0..r as i64).filter(|&d| d != dim as i64));
+    let src = e.convert(src, x.dtype())?;
+    let upd = e.transpose(&src, &perm)?;
+    let xt = e.transpose(x, &perm)?;
+    let d = ScatterDims {
+        update_window_dims: (1..r as i64).collect(),
+        inserted_window_dims: vec![0],
+        scatter_dims_to_operand_dims: vec![0],
+        index_vector_dim: 1,
+    };
+    let out = e.scatter(&xt, &idx, &upd, &d, kind)?;
+    let mut inverse = vec![0i64; r];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p as usize] = i as i64;
+    }
+    Ok(e.transpose(&out, &inverse)?)
+}
+
+/// `index_copy` / `index_add(alpha)` / `index_fill(value)` along `dim` at `index`.
+fn index_update(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.tensor("self")?;
+    let idx = op.tensor("index")?;
+    if x.rank() == 0 {
+        return Err(LowerError::Unsupported(
+            "index_copy/add/fill of a 0-d tensor".into(),
+        ));
+    }
+    let dim = norm_dim(op.int("dim")?, x.rank())? as usize;
+    let n = idx.ty.num_elements();
+    let mut slice_shape = x.shape().to_vec();
+    slice_shape[dim] = n;
+    let (src, kind) = match op.base() {
+        "aten.index_fill" => {
+            let v = match op.tensor_opt("value") {
+                Some(t) => e.convert(t, x.dtype())?,
+                None => e.scalar(x.dtype(), op.number_or("value", 0.0))?,
+            };
+            (e.broadcast_to(&v, &slice_shape)?, None)
+        }
+        "aten.index_add" => {
+            let s = e.convert(op.tensor("source")?, x.dtype())?;
+            let alpha = op.number_or("alpha", 1.0);
+            let s = if alpha != 1.0 {
+                e.mul(&s, &e.constant(&s.ty, alpha)?)?
+            } else {
+                s
+            };
+            (s, Some(ReduceKind::Add))
+        }
+        _ => (op.tensor("source")?.clone(), None),
+    };
+    if n == 0 {
+        return Ok(vec![x.clone()]);
+    }
+    let src = e.reshape(&src, &slice_shape)?;
+    Ok(vec![scatter_along(e, x, dim, idx, &src, kind)?])
+}
+
+/// `select_scatter(self, src, dim, index)`: `self` with `self.select(dim, index) = src`.
+fn select_scatter(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.tensor("self")?;
+    let src = op.tensor("src")?;
+    let dim = norm_dim(op.int("dim")?, x.rank())? as usize;
+    let size = x.shape()[dim];
+    let index = op.int("index")?;
+    let index = if index < 0 { index + size } else { index };
+    let mut shape = src.shape().to_vec();
+    shape.insert(dim, 1);
+    let src = e.reshape(src, &shape)?;
+    Ok(vec![scatter_slices(e, x, dim, &[index], &src)?])
+}
+
+/// `slice_scatter(self, src, dim, start, end, step)`.
+fn slice_scatter(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.tensor("self")?;
+    let src = op.tensor("src")?;
+    let dim = norm_dim(op.int_or("dim", 0), x.rank())? as usize;
+    let size = x.shape()[dim];
+    let clamp = |v: i64| (if v < 0 { v + size } else { v }).clamp(0, size);
+    let start = clamp(op.int_opt("start").unwrap_or(0));
+    let end = clamp(op.int_opt("end").unwrap_or(size).min(i64::MAX / 2));
+    let step = op.int_or("step", 1).max(1);
+    let positions: Vec<i64> = (start..end).step_by(step as usize).collect();
+    if positions.len() as i64 != src.shape()[dim] {
+        return Err(LowerError::Invalid("src does not match the slice".into()));
+    }
+    if positions.is_empty() {
+        return Ok(vec![x.clone()]);
+    }
+    Ok(vec![scatter_slices(e, x, dim, &positions, src)?])
 }

@@ -16,6 +16,7 @@ mod op;
 mod pooling;
 mod reduction;
 mod resize;
+mod sorting;
 mod view_like;
 
 use std::collections::{BTreeMap, HashMap};
@@ -68,7 +69,7 @@ fn lower_op(op: &AtenOp, e: &Emitter, custom: &[CustomLowering]) -> LResult<Vec<
     if let Some(c) = custom.iter().find(|c| c.target == op.target) {
         return (c.lower)(op, e);
     }
-    let families: [Family; 10] = [
+    let families: [Family; 11] = [
         elementwise::lower,
         view_like::lower,
         linear::lower,
@@ -76,6 +77,7 @@ fn lower_op(op: &AtenOp, e: &Emitter, custom: &[CustomLowering]) -> LResult<Vec<
         normalization::lower,
         pooling::lower,
         resize::lower,
+        sorting::lower,
         gather::lower,
         creation::lower,
         attention::lower,
