@@ -1,7 +1,8 @@
 // Elementwise family (compiler/src/passes/lower_aten_to_stablehlo/elementwise.rs):
 // arithmetic with broadcasting, alpha and scalar attributes, integer division modes,
 // comparisons with PyTorch type promotion, where/masked_fill, activations, pow
-// special cases, clamps, logical ops, dtype conversions, remainder/fmod, dropout.
+// special cases, clamps, logical ops, dtype conversions, remainder/fmod, dropout,
+// inverse trig / hyperbolic forms (asin, acos, sinh), trunc and log2.
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
 
@@ -364,4 +365,77 @@
 ^bb0(%a: tensor<2x3xbf16>, %b: tensor<2x3xbf16>):
   %0 = "aten.sub.Tensor"(%a, %b) {operand_names = ["self", "other"]} : (tensor<2x3xbf16>, tensor<2x3xbf16>) -> tensor<2x3xbf16> loc("sub")
   "func.return"(%0) : (tensor<2x3xbf16>) -> ()
+}) : () -> ()
+
+// asin(x) = atan2(x, sqrt((1 - x) * (1 + x))) and acos(x) = atan2(sqrt(...), x): the
+// right quadrant everywhere (acos(-1) = atan2(0, -1) = pi) and NaN for |x| > 1 (the
+// square root of a negative number).
+// CHECK-LABEL: sym_name = "asin_acos"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<4xf32>)
+// CHECK: "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<f32>}
+// CHECK: [[ONE:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: [[OM:%[0-9]+]] = "stablehlo.subtract"([[ONE]], [[X]])
+// CHECK: [[OP:%[0-9]+]] = "stablehlo.add"([[ONE]], [[X]])
+// CHECK: [[P:%[0-9]+]] = "stablehlo.multiply"([[OM]], [[OP]])
+// CHECK: [[C:%[0-9]+]] = "stablehlo.sqrt"([[P]])
+// CHECK: [[ASIN:%[0-9]+]] = "stablehlo.atan2"([[X]], [[C]]) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK: [[ONE2:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: [[OM2:%[0-9]+]] = "stablehlo.subtract"([[ONE2]], [[X]])
+// CHECK: [[OP2:%[0-9]+]] = "stablehlo.add"([[ONE2]], [[X]])
+// CHECK: [[P2:%[0-9]+]] = "stablehlo.multiply"([[OM2]], [[OP2]])
+// CHECK: [[C2:%[0-9]+]] = "stablehlo.sqrt"([[P2]])
+// CHECK: [[ACOS:%[0-9]+]] = "stablehlo.atan2"([[C2]], [[X]]) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: "func.return"([[ASIN]], [[ACOS]])
+"func.func"() <{function_type = (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>), sym_name = "asin_acos"}> ({
+^bb0(%x: tensor<4xf32>):
+  %0 = "aten.asin.default"(%x) {operand_names = ["self"]} : (tensor<4xf32>) -> tensor<4xf32> loc("asin")
+  %1 = "aten.acos.default"(%x) {operand_names = ["self"]} : (tensor<4xf32>) -> tensor<4xf32> loc("acos")
+  "func.return"(%0, %1) : (tensor<4xf32>, tensor<4xf32>) -> ()
+}) : () -> ()
+
+// sinh(x) = (expm1(x) - expm1(-x)) / 2, exact near 0; f16 is computed in f32.
+// CHECK-LABEL: sym_name = "sinh_f16"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<4xf16>)
+// CHECK: [[XF:%[0-9]+]] = "stablehlo.convert"([[X]]) : (tensor<4xf16>) -> tensor<4xf32>
+// CHECK: [[A:%[0-9]+]] = "stablehlo.exponential_minus_one"([[XF]]) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: [[N:%[0-9]+]] = "stablehlo.negate"([[XF]])
+// CHECK: [[B:%[0-9]+]] = "stablehlo.exponential_minus_one"([[N]])
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[A]], [[B]])
+// CHECK: "stablehlo.constant"() {value = dense<5.000000e-01> : tensor<f32>}
+// CHECK: [[H:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: [[S:%[0-9]+]] = "stablehlo.multiply"([[D]], [[H]])
+// CHECK: [[R:%[0-9]+]] = "stablehlo.convert"([[S]]) : (tensor<4xf32>) -> tensor<4xf16>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<4xf16>) -> tensor<4xf16>, sym_name = "sinh_f16"}> ({
+^bb0(%x: tensor<4xf16>):
+  %0 = "aten.sinh.default"(%x) {operand_names = ["self"]} : (tensor<4xf16>) -> tensor<4xf16> loc("sinh")
+  "func.return"(%0) : (tensor<4xf16>) -> ()
+}) : () -> ()
+
+// trunc(x) = floor(|x|) * sign(x) (toward zero, keeping -0, inf and NaN) and the
+// identity on integers; log2(x) = log(x) / ln 2, integer inputs converted to the
+// float result type first.
+// CHECK-LABEL: sym_name = "trunc_log2"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>, [[I:%arg[0-9]+]]: tensor<2x3xi32>, [[Y:%arg[0-9]+]]: tensor<2x3xf32>, [[J:%arg[0-9]+]]: tensor<2x3xi64>)
+// CHECK: [[ABS:%[0-9]+]] = "stablehlo.abs"([[X]])
+// CHECK: [[FL:%[0-9]+]] = "stablehlo.floor"([[ABS]])
+// CHECK: [[SG:%[0-9]+]] = "stablehlo.sign"([[X]])
+// CHECK: [[T:%[0-9]+]] = "stablehlo.multiply"([[FL]], [[SG]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NOT: [[I]]{{[^0-9]}}
+// CHECK: [[L:%[0-9]+]] = "stablehlo.log"([[Y]])
+// CHECK: "stablehlo.constant"() {value = dense<0.693147182> : tensor<f32>}
+// CHECK: [[LN2:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: [[L2:%[0-9]+]] = "stablehlo.divide"([[L]], [[LN2]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: [[JF:%[0-9]+]] = "stablehlo.convert"([[J]]) : (tensor<2x3xi64>) -> tensor<2x3xf32>
+// CHECK: [[LJ:%[0-9]+]] = "stablehlo.log"([[JF]])
+// CHECK: [[LN2J:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK: [[L2J:%[0-9]+]] = "stablehlo.divide"([[LJ]], [[LN2J]])
+// CHECK-NEXT: "func.return"([[T]], [[I]], [[L2]], [[L2J]])
+"func.func"() <{function_type = (tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<2x3xi64>) -> (tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<2x3xf32>), sym_name = "trunc_log2"}> ({
+^bb0(%x: tensor<2x3xf32>, %i: tensor<2x3xi32>, %y: tensor<2x3xf32>, %j: tensor<2x3xi64>):
+  %0 = "aten.trunc.default"(%x) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("trunc")
+  %1 = "aten.trunc.default"(%i) {operand_names = ["self"]} : (tensor<2x3xi32>) -> tensor<2x3xi32> loc("trunc_int")
+  %2 = "aten.log2.default"(%y) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("log2")
+  %3 = "aten.log2.default"(%j) {operand_names = ["self"]} : (tensor<2x3xi64>) -> tensor<2x3xf32> loc("log2_int")
+  "func.return"(%0, %1, %2, %3) : (tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
 }) : () -> ()

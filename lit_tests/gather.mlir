@@ -1,7 +1,10 @@
 // Gather family (compiler/src/passes/lower_aten_to_stablehlo/gather.rs): embedding,
 // index_select, advanced indexing (index.Tensor, with None entries encoded by the
 // `indices_length` attribute), and torch.gather; all become stablehlo.gather with
-// negative indices wrapped (select(i < 0, i + size, i)).
+// negative indices wrapped (select(i < 0, i + size, i)). The scatter family
+// (scatter / scatter_add / scatter_reduce, index_put, index_add, select_scatter,
+// slice_scatter) becomes stablehlo.scatter, whose body returns the update (plain
+// writes) or combines it with the current value.
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
 
@@ -165,4 +168,126 @@
 ^bb0(%y: tensor<3x5xf32>, %i: tensor<3x2xi64>, %s: tensor<3x2xf32>):
   %0 = "aten.scatter_add.default"(%y, %i, %s) {dim = 1 : i64, operand_names = ["self", "index", "src"]} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32> loc("scatter_add")
   "func.return"(%0) : (tensor<3x5xf32>) -> ()
+}) : () -> ()
+
+// x[:, i] = v and x[:, i] += v (index_put with a leading None, indices_length = 2):
+// x is transposed so that dim 1 leads, v (shape [6]) is broadcast to x[:, i]'s shape
+// [4, 3, 6] and moved to [3, 4, 6] (index dim first), one scatter writes whole
+// [4, 6] windows at the wrapped rows, and the result is transposed back. Without
+// accumulate the body returns the update; with it, it adds.
+// CHECK-LABEL: sym_name = "index_put_leading_none"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<4x5x6xf32>, [[I:%arg[0-9]+]]: tensor<3xi64>, [[V:%arg[0-9]+]]: tensor<6xf32>)
+// CHECK: [[XT:%[0-9]+]] = "stablehlo.transpose"([[X]]) {permutation = array<i64: 1, 0, 2>} : (tensor<4x5x6xf32>) -> tensor<5x4x6xf32>
+// CHECK: "stablehlo.constant"() {value = dense<5> : tensor<i64>}
+// CHECK: [[W:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, [[I]])
+// CHECK: [[IDX:%[0-9]+]] = "stablehlo.reshape"([[W]]) : (tensor<3xi64>) -> tensor<3x1xi64>
+// CHECK: [[VB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[V]]) {broadcast_dimensions = array<i64: 2>} : (tensor<6xf32>) -> tensor<4x3x6xf32>
+// CHECK: [[VT:%[0-9]+]] = "stablehlo.transpose"([[VB]]) {permutation = array<i64: 1, 0, 2>} : (tensor<4x3x6xf32>) -> tensor<3x4x6xf32>
+// CHECK: [[S:%[0-9]+]] = "stablehlo.scatter"([[XT]], [[IDX]], [[VT]]) ({
+// CHECK-NEXT: ^bb0({{%arg[0-9]+}}: tensor<f32>, [[UPD:%arg[0-9]+]]: tensor<f32>):
+// CHECK-NEXT: "stablehlo.return"([[UPD]]) : (tensor<f32>) -> ()
+// CHECK-NEXT: }) {indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false} : (tensor<5x4x6xf32>, tensor<3x1xi64>, tensor<3x4x6xf32>) -> tensor<5x4x6xf32>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.transpose"([[S]]) {permutation = array<i64: 1, 0, 2>} : (tensor<5x4x6xf32>) -> tensor<4x5x6xf32>
+// CHECK: [[XT2:%[0-9]+]] = "stablehlo.transpose"([[X]]) {permutation = array<i64: 1, 0, 2>}
+// CHECK: [[S2:%[0-9]+]] = "stablehlo.scatter"([[XT2]], {{%[0-9]+}}, {{%[0-9]+}}) ({
+// CHECK-NEXT: ^bb0([[CUR:%arg[0-9]+]]: tensor<f32>, [[UPD2:%arg[0-9]+]]: tensor<f32>):
+// CHECK-NEXT: [[SUM:%[0-9]+]] = "stablehlo.add"([[CUR]], [[UPD2]])
+// CHECK-NEXT: "stablehlo.return"([[SUM]])
+// CHECK-NEXT: }) {indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}
+// CHECK: [[R2:%[0-9]+]] = "stablehlo.transpose"([[S2]]) {permutation = array<i64: 1, 0, 2>} : (tensor<5x4x6xf32>) -> tensor<4x5x6xf32>
+// CHECK-NEXT: "func.return"([[R]], [[R2]])
+"func.func"() <{function_type = (tensor<4x5x6xf32>, tensor<3xi64>, tensor<6xf32>) -> (tensor<4x5x6xf32>, tensor<4x5x6xf32>), sym_name = "index_put_leading_none"}> ({
+^bb0(%x: tensor<4x5x6xf32>, %i: tensor<3xi64>, %v: tensor<6xf32>):
+  %0 = "aten.index_put.default"(%x, %i, %v) {indices_length = 2 : i64, operand_names = ["self", "indices[1]", "values"]} : (tensor<4x5x6xf32>, tensor<3xi64>, tensor<6xf32>) -> tensor<4x5x6xf32> loc("index_put")
+  %1 = "aten.index_put.default"(%x, %i, %v) {accumulate = true, indices_length = 2 : i64, operand_names = ["self", "indices[1]", "values"]} : (tensor<4x5x6xf32>, tensor<3xi64>, tensor<6xf32>) -> tensor<4x5x6xf32> loc("index_put_acc")
+  "func.return"(%0, %1) : (tensor<4x5x6xf32>, tensor<4x5x6xf32>) -> ()
+}) : () -> ()
+
+// select_scatter(dim 1, index -2) on 3x5 writes column 3; slice_scatter(dim 1,
+// start 1, end INT64_MAX, step 2) writes columns [1, 3]. Both scatter whole slices
+// at constant positions with the written dim moved first.
+// CHECK-LABEL: sym_name = "select_slice_scatter"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<3x5xf32>, [[S:%arg[0-9]+]]: tensor<3xf32>, [[T:%arg[0-9]+]]: tensor<3x2xf32>)
+// CHECK: [[SR:%[0-9]+]] = "stablehlo.reshape"([[S]]) : (tensor<3xf32>) -> tensor<3x1xf32>
+// CHECK: [[P1:%[0-9]+]] = "stablehlo.constant"() {value = dense<3> : tensor<1xi64>}
+// CHECK: [[W1:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, [[P1]])
+// CHECK: [[I1:%[0-9]+]] = "stablehlo.reshape"([[W1]]) : (tensor<1xi64>) -> tensor<1x1xi64>
+// CHECK: [[U1:%[0-9]+]] = "stablehlo.transpose"([[SR]]) {permutation = array<i64: 1, 0>} : (tensor<3x1xf32>) -> tensor<1x3xf32>
+// CHECK: [[X1:%[0-9]+]] = "stablehlo.transpose"([[X]]) {permutation = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+// CHECK: [[SC1:%[0-9]+]] = "stablehlo.scatter"([[X1]], [[I1]], [[U1]]) ({
+// CHECK-NEXT: ^bb0({{%arg[0-9]+}}: tensor<f32>, [[UPD:%arg[0-9]+]]: tensor<f32>):
+// CHECK-NEXT: "stablehlo.return"([[UPD]])
+// CHECK-NEXT: }) {indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false} : (tensor<5x3xf32>, tensor<1x1xi64>, tensor<1x3xf32>) -> tensor<5x3xf32>
+// CHECK: [[R1:%[0-9]+]] = "stablehlo.transpose"([[SC1]]) {permutation = array<i64: 1, 0>} : (tensor<5x3xf32>) -> tensor<3x5xf32>
+// CHECK: [[P2:%[0-9]+]] = "stablehlo.constant"() {value = dense<[1, 3]> : tensor<2xi64>}
+// CHECK: [[W2:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, [[P2]])
+// CHECK: [[I2:%[0-9]+]] = "stablehlo.reshape"([[W2]]) : (tensor<2xi64>) -> tensor<2x1xi64>
+// CHECK: [[U2:%[0-9]+]] = "stablehlo.transpose"([[T]]) {permutation = array<i64: 1, 0>} : (tensor<3x2xf32>) -> tensor<2x3xf32>
+// CHECK: [[X2:%[0-9]+]] = "stablehlo.transpose"([[X]]) {permutation = array<i64: 1, 0>}
+// CHECK: [[SC2:%[0-9]+]] = "stablehlo.scatter"([[X2]], [[I2]], [[U2]]) ({
+// CHECK: }) {indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false} : (tensor<5x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>
+// CHECK: [[R2:%[0-9]+]] = "stablehlo.transpose"([[SC2]]) {permutation = array<i64: 1, 0>} : (tensor<5x3xf32>) -> tensor<3x5xf32>
+// CHECK-NEXT: "func.return"([[R1]], [[R2]])
+"func.func"() <{function_type = (tensor<3x5xf32>, tensor<3xf32>, tensor<3x2xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>), sym_name = "select_slice_scatter"}> ({
+^bb0(%x: tensor<3x5xf32>, %s: tensor<3xf32>, %t: tensor<3x2xf32>):
+  %0 = "aten.select_scatter.default"(%x, %s) {dim = 1 : i64, index = -2 : i64, operand_names = ["self", "src"]} : (tensor<3x5xf32>, tensor<3xf32>) -> tensor<3x5xf32> loc("select_scatter")
+  %1 = "aten.slice_scatter.default"(%x, %t) {dim = 1 : i64, end = 9223372036854775807 : i64, operand_names = ["self", "src"], start = 1 : i64, step = 2 : i64} : (tensor<3x5xf32>, tensor<3x2xf32>) -> tensor<3x5xf32> loc("slice_scatter")
+  "func.return"(%0, %1) : (tensor<3x5xf32>, tensor<3x5xf32>) -> ()
+}) : () -> ()
+
+// index_add(dim 0, alpha 2): source * 2 added at the wrapped rows (duplicates sum).
+// CHECK-LABEL: sym_name = "index_add_alpha"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<5x3xf32>, [[I:%arg[0-9]+]]: tensor<2xi64>, [[S:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK: [[A:%[0-9]+]] = "stablehlo.constant"() {value = dense<2.000000e+00> : tensor<2x3xf32>}
+// CHECK: [[SA:%[0-9]+]] = "stablehlo.multiply"([[S]], [[A]])
+// CHECK: "stablehlo.constant"() {value = dense<5> : tensor<i64>}
+// CHECK: [[W:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, [[I]])
+// CHECK: [[IDX:%[0-9]+]] = "stablehlo.reshape"([[W]]) : (tensor<2xi64>) -> tensor<2x1xi64>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.scatter"([[X]], [[IDX]], [[SA]]) ({
+// CHECK: "stablehlo.add"
+// CHECK: }) {indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false} : (tensor<5x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<5x3xf32>, tensor<2xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>, sym_name = "index_add_alpha"}> ({
+^bb0(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %s: tensor<2x3xf32>):
+  %0 = "aten.index_add.default"(%x, %i, %s) {alpha = 2 : i64, dim = 0 : i64, operand_names = ["self", "index", "source"]} : (tensor<5x3xf32>, tensor<2xi64>, tensor<2x3xf32>) -> tensor<5x3xf32> loc("index_add")
+  "func.return"(%0) : (tensor<5x3xf32>) -> ()
+}) : () -> ()
+
+// scatter.reduce with reduce = "multiply": the body multiplies. scatter_reduce "mean"
+// with include_self = false: positions hit by the index (a 0/1 scatter of ones,
+// compared != 0) start from 0 instead of self, the sources are added, and the sum is
+// divided by the number of contributions (a scatter-add of ones into zeros, at least
+// 1, so untouched positions keep self).
+// CHECK-LABEL: sym_name = "scatter_multiply_reduce_mean"
+// CHECK: ^bb0([[Y:%arg[0-9]+]]: tensor<3x5xf32>, [[I:%arg[0-9]+]]: tensor<3x2xi64>, [[S:%arg[0-9]+]]: tensor<3x2xf32>)
+// CHECK: [[C:%[0-9]+]] = "stablehlo.concatenate"
+// CHECK-SAME: -> tensor<3x2x2xi64>
+// CHECK: [[MUL:%[0-9]+]] = "stablehlo.scatter"([[Y]], [[C]], [[S]]) ({
+// CHECK-NEXT: ^bb0({{%arg[0-9]+}}: tensor<f32>, {{%arg[0-9]+}}: tensor<f32>):
+// CHECK-NEXT: "stablehlo.multiply"
+// CHECK: }) {indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 2>, unique_indices = false}
+// CHECK: [[Z:%[0-9]+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<3x5xf32>}
+// CHECK: [[ONES:%[0-9]+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<3x2xf32>}
+// CHECK: [[HIT:%[0-9]+]] = "stablehlo.scatter"([[Z]], {{%[0-9]+}}, [[ONES]]) ({
+// CHECK-NEXT: ^bb0({{%arg[0-9]+}}: tensor<f32>, [[UPD:%arg[0-9]+]]: tensor<f32>):
+// CHECK-NEXT: "stablehlo.return"([[UPD]])
+// CHECK: [[ISHIT:%[0-9]+]] = "stablehlo.compare"([[HIT]], {{%[0-9]+}})
+// CHECK-SAME: comparison_direction NE
+// CHECK: [[ID:%[0-9]+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<3x5xf32>}
+// CHECK: [[BASE:%[0-9]+]] = "stablehlo.select"([[ISHIT]], [[ID]], [[Y]])
+// CHECK: [[SUM:%[0-9]+]] = "stablehlo.scatter"([[BASE]], {{%[0-9]+}}, [[S]]) ({
+// CHECK: "stablehlo.add"
+// CHECK: [[ONES2:%[0-9]+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<3x2xf32>}
+// CHECK: [[START:%[0-9]+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<3x5xf32>}
+// CHECK: [[CNT:%[0-9]+]] = "stablehlo.scatter"([[START]], {{%[0-9]+}}, [[ONES2]]) ({
+// CHECK: "stablehlo.add"
+// CHECK: "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<3x5xf32>}
+// CHECK: [[CNT1:%[0-9]+]] = "stablehlo.maximum"([[CNT]], {{%[0-9]+}})
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"([[SUM]], [[CNT1]])
+// CHECK-NEXT: "func.return"([[MUL]], [[MEAN]])
+"func.func"() <{function_type = (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>), sym_name = "scatter_multiply_reduce_mean"}> ({
+^bb0(%y: tensor<3x5xf32>, %i: tensor<3x2xi64>, %s: tensor<3x2xf32>):
+  %0 = "aten.scatter.reduce"(%y, %i, %s) {dim = 1 : i64, operand_names = ["self", "index", "src"], reduce = "multiply"} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32> loc("scatter_mul")
+  %1 = "aten.scatter_reduce.two"(%y, %i, %s) {dim = 1 : i64, include_self = false, operand_names = ["self", "index", "src"], reduce = "mean"} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32> loc("scatter_mean")
+  "func.return"(%0, %1) : (tensor<3x5xf32>, tensor<3x5xf32>) -> ()
 }) : () -> ()

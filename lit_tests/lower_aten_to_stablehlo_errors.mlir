@@ -10,9 +10,10 @@
 // RUN: not tpuc opt %S/Inputs/lower_error_slice_step.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=SLICE
 // RUN: not tpuc opt %S/Inputs/lower_error_select_index.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=SELECT
 // RUN: not tpuc opt %S/Inputs/lower_error_dropout_train.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=DROPOUT
-// RUN: not tpuc opt %S/Inputs/lower_error_pool_indices_used.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=INDICES
+// RUN: not tpuc opt %S/Inputs/lower_error_later_result_used.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=LATER
 // RUN: not tpuc opt %S/Inputs/lower_error_layer_norm_shape.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=LAYERNORM
-// RUN: not tpuc opt %S/Inputs/lower_error_pad_reflect.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=REFLECT
+// RUN: not tpuc opt %S/Inputs/lower_error_pad_mode.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=PADMODE
+// RUN: not tpuc opt %S/Inputs/lower_error_reflect_too_large.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=REFLECT
 // RUN: not tpuc opt %S/Inputs/lower_error_bool_index.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=BOOLIDX
 // RUN: not tpuc opt %S/Inputs/lower_error_matmul_dims.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=MATMUL
 // RUN: not tpuc opt %S/Inputs/lower_error_operand_names.mlir --pass-pipeline=lower-aten-to-stablehlo 2>&1 | FileCheck %s --check-prefix=NAMES
@@ -29,9 +30,10 @@
 // SLICE: error: node `slice_zero_step` (aten.slice.Tensor): slice step must be positive
 // SELECT: error: node `select_oob` (aten.select.int): index 3 out of range for dimension of size 3
 // DROPOUT: error: node `dropout_train` (aten.dropout.default): dropout in training mode is random; export the model in eval mode (model.eval())
-// INDICES: error: node `pool_with_indices` (aten.max_pool2d_with_indices.default): only the first 1 result(s) of this op are supported, but a later one is used
+// LATER: error: node `bn_saved_mean_used` (aten._native_batch_norm_legit_no_training.default): only the first 1 result(s) of this op are supported, but a later one is used
 // LAYERNORM: error: node `layer_norm_bad` (aten.layer_norm.default): normalized_shape [16] does not match the trailing dims of tensor<2x8x32xf32>
-// REFLECT: error: node `reflect_pad` (aten.pad.default): padding mode `reflect` is not supported yet (constant only)
+// PADMODE: error: node `bogus_pad` (aten.pad.default): unknown padding mode `bogus`
+// REFLECT: error: node `reflect_too_large` (aten.reflection_pad1d.default): reflection padding 4/1 must be smaller than the dim size 4
 // BOOLIDX: error: node `mask_index` (aten.index.Tensor): boolean mask indexing has a data-dependent shape
 // MATMUL: error: node `mm_bad` (aten.mm.default): matmul: inner dimensions differ (tensor<2x3xf32> vs tensor<4x5xf32>)
 // NAMES: error: node `relu_unnamed` (aten.relu.default): `operand_names` attribute missing or malformed

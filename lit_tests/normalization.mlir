@@ -1,6 +1,7 @@
 // Normalization family (compiler/src/passes/lower_aten_to_stablehlo/normalization.rs):
-// batch norm with running statistics (eval), layer norm (one and two normalized dims,
-// native_layer_norm's mean/rstd outputs), group norm and RMS norm. f16/bf16 inputs
+// batch norm with running statistics (eval) and with batch statistics (training
+// mode: saved mean / invstd results), layer norm (one and two normalized dims,
+// native_layer_norm's mean/rstd outputs), group norm, RMS norm and instance norm. f16/bf16 inputs
 // are normalized in f32 (CHECK the converts in and out).
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
@@ -46,6 +47,74 @@
 ^bb0(%x: tensor<2x8x4x4xf16>, %w: tensor<8xf16>, %b: tensor<8xf16>, %m: tensor<8xf16>, %v: tensor<8xf16>):
   %0:3 = "aten._native_batch_norm_legit_no_training.default"(%x, %w, %b, %m, %v) {eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "weight", "bias", "running_mean", "running_var"]} : (tensor<2x8x4x4xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x8x4x4xf16>, tensor<0xf16>, tensor<0xf16>) loc("_native_batch_norm_legit_no_training")
   "func.return"(%0#0) : (tensor<2x8x4x4xf16>) -> ()
+}) : () -> ()
+
+// _native_batch_norm_legit.no_stats in training mode: batch statistics per channel
+// over every dim but 1 (N*H*W = 32 elements), the biased variance (divide by 32, not
+// 31), and the three results of native_batch_norm: the output, save_mean and
+// save_invstd = rsqrt(var + eps).
+// CHECK-LABEL: sym_name = "native_batch_norm_no_stats_training"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3x4x4xf32>, [[W:%arg[0-9]+]]: tensor<3xf32>, [[B:%arg[0-9]+]]: tensor<3xf32>)
+// CHECK-NOT: "stablehlo.convert"
+// CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[X]], {{%[0-9]+}}) ({
+// CHECK: "stablehlo.add"
+// CHECK: }) {dimensions = array<i64: 0, 2, 3>} : (tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: "stablehlo.constant"() {value = dense<3.200000e+01> : tensor<f32>}
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"([[S]], {{%[0-9]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[MEAN]]) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3x4x4xf32>
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[X]], [[MB]])
+// CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[D]], [[D]])
+// CHECK: [[SS:%[0-9]+]] = "stablehlo.reduce"([[SQ]], {{%[0-9]+}}) ({
+// CHECK: }) {dimensions = array<i64: 0, 2, 3>} : (tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: "stablehlo.constant"() {value = dense<3.200000e+01> : tensor<f32>}
+// CHECK: [[VAR:%[0-9]+]] = "stablehlo.divide"([[SS]], {{%[0-9]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: [[VB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[VAR]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: "stablehlo.constant"() {value = dense<9.99999974E-6> : tensor<f32>}
+// CHECK: [[VE:%[0-9]+]] = "stablehlo.add"([[VB]], {{%[0-9]+}})
+// CHECK: [[INV:%[0-9]+]] = "stablehlo.rsqrt"([[VE]]) : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+// CHECK: [[D2:%[0-9]+]] = "stablehlo.subtract"([[X]], [[MB]])
+// CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"([[D2]], [[INV]])
+// CHECK: [[WB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[W]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: [[NW:%[0-9]+]] = "stablehlo.multiply"([[N]], [[WB]])
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: [[Y:%[0-9]+]] = "stablehlo.add"([[NW]], [[BB]])
+// CHECK: "stablehlo.constant"() {value = dense<9.99999974E-6> : tensor<f32>}
+// CHECK: [[VE3:%[0-9]+]] = "stablehlo.add"([[VAR]], {{%[0-9]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: [[RSTD:%[0-9]+]] = "stablehlo.rsqrt"([[VE3]]) : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT: "func.return"([[Y]], [[MEAN]], [[RSTD]])
+"func.func"() <{function_type = (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>), sym_name = "native_batch_norm_no_stats_training"}> ({
+^bb0(%x: tensor<2x3x4x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>):
+  %0:3 = "aten._native_batch_norm_legit.no_stats"(%x, %w, %b) {eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "weight", "bias"], training = true} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) loc("bn_no_stats")
+  "func.return"(%0#0, %0#1, %0#2) : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> ()
+}) : () -> ()
+
+// _native_batch_norm_legit with training = true normalizes with the batch's own
+// statistics even though running statistics are given (they are never read); bf16
+// is computed in f32, statistics over dims [0, 2] (4 * 5 = 20 elements).
+// CHECK-LABEL: sym_name = "native_batch_norm_training_bf16"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<4x3x5xbf16>, [[M:%arg[0-9]+]]: tensor<3xbf16>, [[V:%arg[0-9]+]]: tensor<3xbf16>)
+// CHECK-NOT: [[M]]{{[^0-9]}}
+// CHECK-NOT: [[V]]{{[^0-9]}}
+// CHECK: [[XF:%[0-9]+]] = "stablehlo.convert"([[X]]) : (tensor<4x3x5xbf16>) -> tensor<4x3x5xf32>
+// CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[XF]], {{%[0-9]+}}) ({
+// CHECK: }) {dimensions = array<i64: 0, 2>} : (tensor<4x3x5xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: "stablehlo.constant"() {value = dense<2.000000e+01> : tensor<f32>}
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"([[S]], {{%[0-9]+}})
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[MEAN]]) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<4x3x5xf32>
+// CHECK: "stablehlo.reduce"
+// CHECK: }) {dimensions = array<i64: 0, 2>}
+// CHECK: "stablehlo.constant"() {value = dense<1.000000e-03> : tensor<f32>}
+// CHECK: [[INV:%[0-9]+]] = "stablehlo.rsqrt"
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[XF]], [[MB]])
+// CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"([[D]], [[INV]])
+// CHECK: [[Y:%[0-9]+]] = "stablehlo.convert"([[N]]) : (tensor<4x3x5xf32>) -> tensor<4x3x5xbf16>
+// CHECK-NOT: [[M]]{{[^0-9]}}
+// CHECK-NOT: [[V]]{{[^0-9]}}
+// CHECK: "func.return"([[Y]])
+"func.func"() <{function_type = (tensor<4x3x5xbf16>, tensor<3xbf16>, tensor<3xbf16>) -> tensor<4x3x5xbf16>, sym_name = "native_batch_norm_training_bf16"}> ({
+^bb0(%x: tensor<4x3x5xbf16>, %m: tensor<3xbf16>, %v: tensor<3xbf16>):
+  %0:3 = "aten._native_batch_norm_legit.default"(%x, %m, %v) {eps = 1.000000e-03 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "running_mean", "running_var"], training = true} : (tensor<4x3x5xbf16>, tensor<3xbf16>, tensor<3xbf16>) -> (tensor<4x3x5xbf16>, tensor<3xf32>, tensor<3xf32>) loc("bn_training")
+  "func.return"(%0#0) : (tensor<4x3x5xbf16>) -> ()
 }) : () -> ()
 
 // layer_norm over the last dim (32) with the bert model's eps = 1e-12.
@@ -141,4 +210,55 @@
 ^bb0(%x: tensor<2x8x16xf16>, %w: tensor<16xf16>):
   %0 = "aten.rms_norm.default"(%x, %w) {eps = 9.9999999999999995E-7 : f64, normalized_shape = array<i64: 16>, operand_names = ["input", "weight"]} : (tensor<2x8x16xf16>, tensor<16xf16>) -> tensor<2x8x16xf16> loc("rms_norm")
   "func.return"(%0) : (tensor<2x8x16xf16>) -> ()
+}) : () -> ()
+
+// instance_norm (use_input_stats): each (sample, channel) plane normalized by its
+// own mean and biased variance over dims [2, 3] (4 * 5 = 20 elements), broadcast
+// back along [0, 1]; weight and bias per channel.
+// CHECK-LABEL: sym_name = "instance_norm"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3x4x5xf32>, [[W:%arg[0-9]+]]: tensor<3xf32>, [[B:%arg[0-9]+]]: tensor<3xf32>)
+// CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[X]], {{%[0-9]+}}) ({
+// CHECK: }) {dimensions = array<i64: 2, 3>} : (tensor<2x3x4x5xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK: "stablehlo.constant"() {value = dense<2.000000e+01> : tensor<f32>}
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"([[S]], {{%[0-9]+}}) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[MEAN]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<2x3x4x5xf32>
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[X]], [[MB]])
+// CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[D]], [[D]])
+// CHECK: [[SS:%[0-9]+]] = "stablehlo.reduce"([[SQ]], {{%[0-9]+}}) ({
+// CHECK: }) {dimensions = array<i64: 2, 3>}
+// CHECK: "stablehlo.constant"() {value = dense<2.000000e+01> : tensor<f32>}
+// CHECK: [[VAR:%[0-9]+]] = "stablehlo.divide"([[SS]], {{%[0-9]+}})
+// CHECK: "stablehlo.constant"() {value = dense<9.99999974E-6> : tensor<f32>}
+// CHECK: [[VE:%[0-9]+]] = "stablehlo.add"([[VAR]], {{%[0-9]+}})
+// CHECK: [[RSTD:%[0-9]+]] = "stablehlo.rsqrt"([[VE]]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: [[RB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[RSTD]]) {broadcast_dimensions = array<i64: 0, 1>}
+// CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"([[D]], [[RB]])
+// CHECK: [[WB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[W]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: [[NW:%[0-9]+]] = "stablehlo.multiply"([[N]], [[WB]])
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: [[R:%[0-9]+]] = "stablehlo.add"([[NW]], [[BB]])
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x5xf32>, sym_name = "instance_norm"}> ({
+^bb0(%x: tensor<2x3x4x5xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>):
+  %0 = "aten.instance_norm.default"(%x, %w, %b) {cudnn_enabled = false, eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "weight", "bias"], use_input_stats = true} : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x5xf32> loc("instance_norm")
+  "func.return"(%0) : (tensor<2x3x4x5xf32>) -> ()
+}) : () -> ()
+
+// instance_norm with use_input_stats = false uses the running statistics, like batch
+// norm in eval mode: no reduce.
+// CHECK-LABEL: sym_name = "instance_norm_running_stats"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3x4xf32>, [[M:%arg[0-9]+]]: tensor<3xf32>, [[V:%arg[0-9]+]]: tensor<3xf32>)
+// CHECK-NOT: "stablehlo.reduce"
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M]]) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3x4xf32>
+// CHECK: [[VB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[V]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: [[VE:%[0-9]+]] = "stablehlo.add"([[VB]], {{%[0-9]+}})
+// CHECK: [[INV:%[0-9]+]] = "stablehlo.rsqrt"([[VE]])
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[X]], [[MB]])
+// CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"([[D]], [[INV]])
+// CHECK-NOT: "stablehlo.reduce"
+// CHECK: "func.return"([[N]])
+"func.func"() <{function_type = (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>, sym_name = "instance_norm_running_stats"}> ({
+^bb0(%x: tensor<2x3x4xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>):
+  %0 = "aten.instance_norm.default"(%x, %m, %v) {cudnn_enabled = false, eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "running_mean", "running_var"], use_input_stats = false} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32> loc("instance_norm_1")
+  "func.return"(%0) : (tensor<2x3x4xf32>) -> ()
 }) : () -> ()

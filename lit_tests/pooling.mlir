@@ -1,13 +1,16 @@
 // Pooling family (compiler/src/passes/lower_aten_to_stablehlo/pooling.rs): max and
 // average pooling as reduce_window (padding, stride, dilation, ceil_mode,
 // count_include_pad, divisor_override, unbatched input, integer dtype, f16 in f32),
+// max pooling with indices as a variadic arg-max reduce_window over (x, flat index),
 // and adaptive average pooling as contractions with averaging matrices.
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
 
-// max_pool2d_with_indices (cnn model): the unused indices result is not produced.
+// max_pool2d_with_indices (cnn model) whose indices are unused: the lowering sees that
+// nothing reads them and emits a plain max reduce_window from -inf (no index operand).
 // CHECK-LABEL: sym_name = "max_pool2d_with_indices_unused"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x16x16xf32>)
+// CHECK-NOT: "stablehlo.iota"
 // CHECK: [[NINF:%[0-9]+]] = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
 // CHECK: [[P:%[0-9]+]] = "stablehlo.reduce_window"([[X]], [[NINF]]) ({
 // CHECK: "stablehlo.maximum"
@@ -17,6 +20,57 @@
 ^bb0(%x: tensor<2x8x16x16xf32>):
   %0:2 = "aten.max_pool2d_with_indices.default"(%x) {kernel_size = array<i64: 2, 2>, operand_names = ["self"], stride = array<i64: 2, 2>} : (tensor<2x8x16x16xf32>) -> (tensor<2x8x8x8xf32>, tensor<2x8x8x8xi64>) loc("max_pool2d_with_indices")
   "func.return"(%0#0) : (tensor<2x8x8x8xf32>) -> ()
+}) : () -> ()
+
+// max_pool2d_with_indices with both results used, k=3, s=2, p=1 on 5x5: the index
+// operand is each element's flat position in its (unpadded) plane, h * 5 + w
+// (iota(3) * 1 + iota(2) * 5). One variadic reduce_window over (x, index) starts from
+// (-inf, INT64_MAX) and pads both operands with them, so padding never wins: a real
+// -inf ties with it and keeps its own, smaller index. The body is the arg-max body
+// (reduction.mlir checks it in full): NaN wins, ties keep the smaller index.
+// CHECK-LABEL: sym_name = "max_pool2d_with_indices_padding"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x2x5x5xf32>)
+// CHECK: [[Z:%[0-9]+]] = "stablehlo.constant"() {value = dense<0> : tensor<1x2x5x5xi64>}
+// CHECK: [[IW:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 3 : i64} : () -> tensor<1x2x5x5xi64>
+// CHECK: [[ONE:%[0-9]+]] = "stablehlo.constant"() {value = dense<1> : tensor<1x2x5x5xi64>}
+// CHECK: [[SW:%[0-9]+]] = "stablehlo.multiply"([[IW]], [[ONE]])
+// CHECK: [[A1:%[0-9]+]] = "stablehlo.add"([[Z]], [[SW]])
+// CHECK: [[IH:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 2 : i64} : () -> tensor<1x2x5x5xi64>
+// CHECK: [[FIVE:%[0-9]+]] = "stablehlo.constant"() {value = dense<5> : tensor<1x2x5x5xi64>}
+// CHECK: [[SH:%[0-9]+]] = "stablehlo.multiply"([[IH]], [[FIVE]])
+// CHECK: [[FLAT:%[0-9]+]] = "stablehlo.add"([[A1]], [[SH]])
+// CHECK: [[NINF:%[0-9]+]] = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
+// CHECK: [[IMAX:%[0-9]+]] = "stablehlo.constant"() {value = dense<9223372036854775807> : tensor<i64>}
+// CHECK: [[P:%[0-9]+]]:2 = "stablehlo.reduce_window"([[X]], [[FLAT]], [[NINF]], [[IMAX]]) ({
+// CHECK-NEXT: ^bb0({{%arg[0-9]+}}: tensor<f32>, {{%arg[0-9]+}}: tensor<i64>, {{%arg[0-9]+}}: tensor<f32>, {{%arg[0-9]+}}: tensor<i64>):
+// CHECK: comparison_direction GT
+// CHECK: "stablehlo.minimum"
+// CHECK: "stablehlo.return"
+// CHECK-NEXT: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<{{\[\[}}0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<1x2x5x5xf32>, tensor<1x2x5x5xi64>, tensor<f32>, tensor<i64>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+// CHECK-NEXT: "func.return"([[P]]#0, [[P]]#1)
+"func.func"() <{function_type = (tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>), sym_name = "max_pool2d_with_indices_padding"}> ({
+^bb0(%x: tensor<1x2x5x5xf32>):
+  %0:2 = "aten.max_pool2d_with_indices.default"(%x) {kernel_size = array<i64: 3, 3>, operand_names = ["self"], padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>) loc("pool_with_indices")
+  "func.return"(%0#0, %0#1) : (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>) -> ()
+}) : () -> ()
+
+// max_pool1d_with_indices on an unbatched [C, L] i32 input: the index is the
+// position along L alone; the value init is INT32_MIN and the comparisons are SIGNED.
+// CHECK-LABEL: sym_name = "max_pool1d_with_indices_int_unbatched"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<3x6xi32>)
+// CHECK: "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<3x6xi64>
+// CHECK-NOT: "stablehlo.iota"
+// CHECK: [[FLAT:%[0-9]+]] = "stablehlo.add"
+// CHECK: [[LO:%[0-9]+]] = "stablehlo.constant"() {value = dense<-2147483648> : tensor<i32>}
+// CHECK: [[IMAX:%[0-9]+]] = "stablehlo.constant"() {value = dense<9223372036854775807> : tensor<i64>}
+// CHECK: [[P:%[0-9]+]]:2 = "stablehlo.reduce_window"([[X]], [[FLAT]], [[LO]], [[IMAX]]) ({
+// CHECK: compare_type = #stablehlo<comparison_type SIGNED>, comparison_direction = #stablehlo<comparison_direction GT>
+// CHECK: }) {base_dilations = array<i64: 1, 1>, padding = dense<0> : tensor<2x2xi64>, window_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 1, 2>, window_strides = array<i64: 1, 2>} : (tensor<3x6xi32>, tensor<3x6xi64>, tensor<i32>, tensor<i64>) -> (tensor<3x3xi32>, tensor<3x3xi64>)
+// CHECK-NEXT: "func.return"([[P]]#0, [[P]]#1)
+"func.func"() <{function_type = (tensor<3x6xi32>) -> (tensor<3x3xi32>, tensor<3x3xi64>), sym_name = "max_pool1d_with_indices_int_unbatched"}> ({
+^bb0(%x: tensor<3x6xi32>):
+  %0:2 = "aten.max_pool1d_with_indices.default"(%x) {kernel_size = array<i64: 2>, operand_names = ["self"], stride = array<i64: 2>} : (tensor<3x6xi32>) -> (tensor<3x3xi32>, tensor<3x3xi64>) loc("max_pool1d_with_indices")
+  "func.return"(%0#0, %0#1) : (tensor<3x3xi32>, tensor<3x3xi64>) -> ()
 }) : () -> ()
 
 // k=3, s=2, p=1 on 8: floor mode gives 4 outputs (padding 1/1); ceil_mode gives 5,

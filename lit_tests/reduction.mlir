@@ -88,25 +88,51 @@
   "func.return"(%0, %1) : (tensor<2xi32>, tensor<f32>) -> ()
 }) : () -> ()
 
-// max.dim returns values and indices from one variadic reduce over (x, iota);
-// argmin over dim 0 starts from +inf; argmax without dim flattens first.
+// max.dim returns values and indices from one variadic reduce over (x, iota), starting
+// from (-inf, INT64_MAX) so that any real element wins a tie with the init value.
+// The body (checked in full once): a = (av, ai) wins when av > bv or av is NaN, and bv
+// is not NaN; on equal values or two NaNs the smaller index is kept (first
+// occurrence, as in PyTorch, and commutative as XLA requires). argmin over dim 0 is
+// the same with LT and +inf; argmax without dim flattens first.
 // CHECK-LABEL: sym_name = "max_dim_argmax"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<3x4xf32>)
 // CHECK: [[I1:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<3x4xi64>
 // CHECK: [[V1:%[0-9]+]] = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
-// CHECK: [[Z1:%[0-9]+]] = "stablehlo.constant"() {value = dense<0> : tensor<i64>}
+// CHECK: [[Z1:%[0-9]+]] = "stablehlo.constant"() {value = dense<9223372036854775807> : tensor<i64>}
 // CHECK: [[MAX:%[0-9]+]]:2 = "stablehlo.reduce"([[X]], [[I1]], [[V1]], [[Z1]]) ({
-// CHECK: comparison_direction GT
-// CHECK: }) {dimensions = array<i64: 1>} : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<f32>, tensor<i64>) -> (tensor<3xf32>, tensor<3xi64>)
+// CHECK-NEXT: ^bb0([[AV:%arg[0-9]+]]: tensor<f32>, [[AI:%arg[0-9]+]]: tensor<i64>, [[BV:%arg[0-9]+]]: tensor<f32>, [[BI:%arg[0-9]+]]: tensor<i64>):
+// CHECK-NEXT: [[GT:%[0-9]+]] = "stablehlo.compare"([[AV]], [[BV]])
+// CHECK-SAME: comparison_direction GT
+// CHECK-NEXT: [[ANAN:%[0-9]+]] = "stablehlo.compare"([[AV]], [[AV]])
+// CHECK-SAME: comparison_direction NE
+// CHECK-NEXT: [[BNAN:%[0-9]+]] = "stablehlo.compare"([[BV]], [[BV]])
+// CHECK-SAME: comparison_direction NE
+// CHECK-NEXT: [[NOTBNAN:%[0-9]+]] = "stablehlo.not"([[BNAN]])
+// CHECK-NEXT: [[GTORNAN:%[0-9]+]] = "stablehlo.or"([[GT]], [[ANAN]])
+// CHECK-NEXT: [[APICK:%[0-9]+]] = "stablehlo.and"([[GTORNAN]], [[NOTBNAN]])
+// CHECK-NEXT: [[BOTHNAN:%[0-9]+]] = "stablehlo.and"([[ANAN]], [[BNAN]])
+// CHECK-NEXT: [[EQ:%[0-9]+]] = "stablehlo.compare"([[AV]], [[BV]])
+// CHECK-SAME: comparison_direction EQ
+// CHECK-NEXT: [[TIE:%[0-9]+]] = "stablehlo.or"([[EQ]], [[BOTHNAN]])
+// CHECK-NEXT: [[V:%[0-9]+]] = "stablehlo.select"([[APICK]], [[AV]], [[BV]])
+// CHECK-NEXT: [[MINI:%[0-9]+]] = "stablehlo.minimum"([[AI]], [[BI]])
+// CHECK-NEXT: [[PICKI:%[0-9]+]] = "stablehlo.select"([[APICK]], [[AI]], [[BI]])
+// CHECK-NEXT: [[I:%[0-9]+]] = "stablehlo.select"([[TIE]], [[MINI]], [[PICKI]])
+// CHECK-NEXT: "stablehlo.return"([[V]], [[I]]) : (tensor<f32>, tensor<i64>) -> ()
+// CHECK-NEXT: }) {dimensions = array<i64: 1>} : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<f32>, tensor<i64>) -> (tensor<3xf32>, tensor<3xi64>)
 // CHECK: [[MV:%[0-9]+]] = "stablehlo.reshape"([[MAX]]#0) : (tensor<3xf32>) -> tensor<3x1xf32>
 // CHECK: [[MI:%[0-9]+]] = "stablehlo.reshape"([[MAX]]#1) : (tensor<3xi64>) -> tensor<3x1xi64>
 // CHECK: [[I0:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<3x4xi64>
 // CHECK: [[PINF:%[0-9]+]] = "stablehlo.constant"() {value = dense<0x7F800000> : tensor<f32>}
-// CHECK: [[MIN:%[0-9]+]]:2 = "stablehlo.reduce"([[X]], [[I0]], [[PINF]], {{%[0-9]+}}) ({
+// CHECK: [[Z2:%[0-9]+]] = "stablehlo.constant"() {value = dense<9223372036854775807> : tensor<i64>}
+// CHECK: [[MIN:%[0-9]+]]:2 = "stablehlo.reduce"([[X]], [[I0]], [[PINF]], [[Z2]]) ({
 // CHECK: comparison_direction LT
+// CHECK: "stablehlo.minimum"
 // CHECK: }) {dimensions = array<i64: 0>} : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xi64>)
 // CHECK: [[FLAT:%[0-9]+]] = "stablehlo.reshape"([[X]]) : (tensor<3x4xf32>) -> tensor<12xf32>
-// CHECK: [[AM:%[0-9]+]]:2 = "stablehlo.reduce"([[FLAT]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}) ({
+// CHECK: [[I3:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<12xi64>
+// CHECK: [[AM:%[0-9]+]]:2 = "stablehlo.reduce"([[FLAT]], [[I3]], {{%[0-9]+}}, {{%[0-9]+}}) ({
+// CHECK: comparison_direction GT
 // CHECK: }) {dimensions = array<i64: 0>} : (tensor<12xf32>, tensor<12xi64>, tensor<f32>, tensor<i64>) -> (tensor<f32>, tensor<i64>)
 // CHECK: [[AK:%[0-9]+]] = "stablehlo.reshape"([[AM]]#1) : (tensor<i64>) -> tensor<1x1xi64>
 // CHECK: "func.return"([[MV]], [[MI]], [[MIN]]#1, [[AK]])

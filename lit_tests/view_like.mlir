@@ -1,6 +1,8 @@
 // View-like family (compiler/src/passes/lower_aten_to_stablehlo/view_like.rs):
 // reshapes, permutations, expand, slice (steps, negative and clamped bounds), select,
-// narrow, cat, stack, split (result shapes), unbind, pad, repeat, squeeze, diff, flip.
+// narrow, cat, stack, split (result shapes), unbind, pad, repeat, squeeze, diff, flip;
+// reflect / replicate / circular padding as one gather per padded dim at constant
+// source positions.
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
 
@@ -156,6 +158,69 @@
   %0 = "aten.constant_pad_nd.default"(%a) {operand_names = ["self"], pad = array<i64: 1, 2>, value = 5.000000e-01 : f64} : (tensor<2x3xf32>) -> tensor<2x6xf32> loc("pad")
   %1 = "aten.constant_pad_nd.default"(%b) {operand_names = ["self"], pad = array<i64: -1, -1, 0, 0>} : (tensor<4x4xi64>) -> tensor<4x2xi64> loc("pad_crop")
   "func.return"(%0, %1) : (tensor<2x6xf32>, tensor<4x2xi64>) -> ()
+}) : () -> ()
+
+// Reflection padding: each padded dim is a gather at constant source positions
+// (the constant goes through the usual negative-index wrap, a no-op here). Size 4
+// padded (2, 1): [2, 1, 0, 1, 2, 3, 2], i.e. [c, b, | a, b, c, d, | c]. 2-D pads
+// (1, 1) on W = 4 and (2, 0) on H = 3: W first ([1, 0, 1, 2, 3, 2]), then H
+// ([2, 1, 0, 1, 2]) on the W-padded tensor.
+// CHECK-LABEL: sym_name = "reflection_pad"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x4xf32>, [[B:%arg[0-9]+]]: tensor<1x2x3x4xf32>)
+// CHECK: [[I1:%[0-9]+]] = "stablehlo.constant"() {value = dense<[2, 1, 0, 1, 2, 3, 2]> : tensor<7xi64>}
+// CHECK: [[W1:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, [[I1]])
+// CHECK: [[R1:%[0-9]+]] = "stablehlo.reshape"([[W1]]) : (tensor<7xi64>) -> tensor<7x1xi64>
+// CHECK: [[P1:%[0-9]+]] = "stablehlo.gather"([[A]], [[R1]]) {dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 2, 1>} : (tensor<2x4xf32>, tensor<7x1xi64>) -> tensor<2x7xf32>
+// CHECK: [[IW:%[0-9]+]] = "stablehlo.constant"() {value = dense<[1, 0, 1, 2, 3, 2]> : tensor<6xi64>}
+// CHECK: [[WW:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, [[IW]])
+// CHECK: [[RW:%[0-9]+]] = "stablehlo.reshape"([[WW]]) : (tensor<6xi64>) -> tensor<6x1xi64>
+// CHECK: [[GW:%[0-9]+]] = "stablehlo.gather"([[B]], [[RW]]) {dimension_numbers = #stablehlo.gather<offset_dims = [0, 1, 2], collapsed_slice_dims = [3], start_index_map = [3], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 2, 3, 1>} : (tensor<1x2x3x4xf32>, tensor<6x1xi64>) -> tensor<1x2x3x6xf32>
+// CHECK: [[IH:%[0-9]+]] = "stablehlo.constant"() {value = dense<[2, 1, 0, 1, 2]> : tensor<5xi64>}
+// CHECK: [[WH:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, [[IH]])
+// CHECK: [[RH:%[0-9]+]] = "stablehlo.reshape"([[WH]]) : (tensor<5xi64>) -> tensor<5x1xi64>
+// CHECK: [[GH:%[0-9]+]] = "stablehlo.gather"([[GW]], [[RH]]) {dimension_numbers = #stablehlo.gather<offset_dims = [0, 1, 3], collapsed_slice_dims = [2], start_index_map = [2], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 2, 1, 6>} : (tensor<1x2x3x6xf32>, tensor<5x1xi64>) -> tensor<1x2x5x6xf32>
+// CHECK-NEXT: "func.return"([[P1]], [[GH]])
+"func.func"() <{function_type = (tensor<2x4xf32>, tensor<1x2x3x4xf32>) -> (tensor<2x7xf32>, tensor<1x2x5x6xf32>), sym_name = "reflection_pad"}> ({
+^bb0(%a: tensor<2x4xf32>, %b: tensor<1x2x3x4xf32>):
+  %0 = "aten.reflection_pad1d.default"(%a) {operand_names = ["self"], padding = array<i64: 2, 1>} : (tensor<2x4xf32>) -> tensor<2x7xf32> loc("reflection_pad1d")
+  %1 = "aten.reflection_pad2d.default"(%b) {operand_names = ["self"], padding = array<i64: 1, 1, 2, 0>} : (tensor<1x2x3x4xf32>) -> tensor<1x2x5x6xf32> loc("reflection_pad2d")
+  "func.return"(%0, %1) : (tensor<2x7xf32>, tensor<1x2x5x6xf32>) -> ()
+}) : () -> ()
+
+// replication_pad2d (2, 0, 1, 3) on a 3x3 i32 plane: edge positions repeat, W
+// [0, 0, 0, 1, 2] and H [0, 0, 1, 2, 2, 2, 2].
+// CHECK-LABEL: sym_name = "replication_pad2d"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<1x1x3x3xi32>)
+// CHECK: [[IW:%[0-9]+]] = "stablehlo.constant"() {value = dense<[0, 0, 0, 1, 2]> : tensor<5xi64>}
+// CHECK: [[GW:%[0-9]+]] = "stablehlo.gather"([[A]], {{%[0-9]+}})
+// CHECK-SAME: collapsed_slice_dims = [3]
+// CHECK-SAME: (tensor<1x1x3x3xi32>, tensor<5x1xi64>) -> tensor<1x1x3x5xi32>
+// CHECK: [[IH:%[0-9]+]] = "stablehlo.constant"() {value = dense<[0, 0, 1, 2, 2, 2, 2]> : tensor<7xi64>}
+// CHECK: [[GH:%[0-9]+]] = "stablehlo.gather"([[GW]], {{%[0-9]+}})
+// CHECK-SAME: collapsed_slice_dims = [2]
+// CHECK-SAME: (tensor<1x1x3x5xi32>, tensor<7x1xi64>) -> tensor<1x1x7x5xi32>
+// CHECK-NEXT: "func.return"([[GH]])
+"func.func"() <{function_type = (tensor<1x1x3x3xi32>) -> tensor<1x1x7x5xi32>, sym_name = "replication_pad2d"}> ({
+^bb0(%a: tensor<1x1x3x3xi32>):
+  %0 = "aten.replication_pad2d.default"(%a) {operand_names = ["self"], padding = array<i64: 2, 0, 1, 3>} : (tensor<1x1x3x3xi32>) -> tensor<1x1x7x5xi32> loc("replication_pad2d")
+  "func.return"(%0) : (tensor<1x1x7x5xi32>) -> ()
+}) : () -> ()
+
+// aten.pad with mode "circular" (1, 2) on size 4: [3, | 0, 1, 2, 3, | 0, 1]; mode
+// "replicate" with a negative low pad (-1, 2) crops first: [1, 2, 3, 3, 3].
+// CHECK-LABEL: sym_name = "pad_circular_replicate"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<1x2x4xf32>)
+// CHECK: [[IC:%[0-9]+]] = "stablehlo.constant"() {value = dense<[3, 0, 1, 2, 3, 0, 1]> : tensor<7xi64>}
+// CHECK: [[C:%[0-9]+]] = "stablehlo.gather"([[A]], {{%[0-9]+}}) {dimension_numbers = #stablehlo.gather<offset_dims = [0, 1], collapsed_slice_dims = [2], start_index_map = [2], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 2, 1>} : (tensor<1x2x4xf32>, tensor<7x1xi64>) -> tensor<1x2x7xf32>
+// CHECK: [[IR:%[0-9]+]] = "stablehlo.constant"() {value = dense<[1, 2, 3, 3, 3]> : tensor<5xi64>}
+// CHECK: [[R:%[0-9]+]] = "stablehlo.gather"([[A]], {{%[0-9]+}})
+// CHECK-SAME: (tensor<1x2x4xf32>, tensor<5x1xi64>) -> tensor<1x2x5xf32>
+// CHECK-NEXT: "func.return"([[C]], [[R]])
+"func.func"() <{function_type = (tensor<1x2x4xf32>) -> (tensor<1x2x7xf32>, tensor<1x2x5xf32>), sym_name = "pad_circular_replicate"}> ({
+^bb0(%a: tensor<1x2x4xf32>):
+  %0 = "aten.pad.default"(%a) {mode = "circular", operand_names = ["self"], pad = array<i64: 1, 2>} : (tensor<1x2x4xf32>) -> tensor<1x2x7xf32> loc("pad_circular")
+  %1 = "aten.pad.default"(%a) {mode = "replicate", operand_names = ["self"], pad = array<i64: -1, 2>} : (tensor<1x2x4xf32>) -> tensor<1x2x5xf32> loc("pad_replicate_crop")
+  "func.return"(%0, %1) : (tensor<1x2x7xf32>, tensor<1x2x5xf32>) -> ()
 }) : () -> ()
 
 // repeat [4, 1, 3] on 2x3: a leading 1 is added, each dim d becomes (rep, size)

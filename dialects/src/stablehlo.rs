@@ -710,24 +710,12 @@ impl<'c> Emitter<'c> {
             .ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))
     }
 
-    /// Reduces `(values, indices)` pairs over one dimension, keeping the extreme value
-    /// and the smallest index among ties (PyTorch's argmax/argmin/max.dim rule).
-    pub fn reduce_with_index(
-        &self,
-        x: &TValue,
-        dim: i64,
-        take_max: bool,
-    ) -> Result<(TValue, TValue)> {
-        let out = infer_reduce(&x.ty, &[dim])?;
-        let idx_ty = x.ty.with_dtype(DType::I64);
-        let indices = self.iota(&idx_ty, dim)?;
-        // Identity of the comparison: -inf/+inf for floats, the type's bounds otherwise.
-        let (lo, hi) = integer_bounds(x.dtype());
-        let init_v = self.scalar(x.dtype(), if take_max { lo } else { hi })?;
-        let init_i = self.scalar(DType::I64, 0.0)?;
-        let sv = TensorType::scalar(x.dtype());
-        let si = TensorType::scalar(DType::I64);
-        let (tv, ti) = (sv.to_mlir(self.ctx)?, si.to_mlir(self.ctx)?);
+    /// The body of an arg-max/arg-min reduction over `(value, index)` pairs: the extreme
+    /// value wins, NaN counts as the extreme (as in PyTorch), ties keep the smaller index
+    /// (which also makes the body commutative, as XLA requires).
+    fn arg_extreme_region(&self, dtype: DType, take_max: bool) -> Result<Region<'c>> {
+        let tv = TensorType::scalar(dtype).to_mlir(self.ctx)?;
+        let ti = TensorType::scalar(DType::I64).to_mlir(self.ctx)?;
         let block = Block::new(&[
             (tv, self.loc),
             (ti, self.loc),
@@ -744,18 +732,18 @@ impl<'c> Emitter<'c> {
             );
             let dir = if take_max { Cmp::Gt } else { Cmp::Lt };
             let a_wins = e.compare(dir, &av, &bv)?;
-            let tie = e.compare(Cmp::Eq, &av, &bv)?;
-            // NaN propagates as the extreme value, as in PyTorch.
             let a_nan = e.compare(Cmp::Ne, &av, &av)?;
-            let a_pick = e.binary("stablehlo.or", &a_wins, &a_nan)?;
             let b_nan = e.compare(Cmp::Ne, &bv, &bv)?;
+            // a wins when it is more extreme and b is not NaN, or a is NaN and b is not.
             let not_b_nan = e.unary("stablehlo.not", &b_nan)?;
-            let a_pick = e.binary("stablehlo.and", &a_pick, &not_b_nan)?;
             let a_pick = e.binary(
-                "stablehlo.or",
-                &a_pick,
-                &e.binary("stablehlo.and", &a_nan, &b_nan)?,
+                "stablehlo.and",
+                &e.binary("stablehlo.or", &a_wins, &a_nan)?,
+                &not_b_nan,
             )?;
+            // Equal values, or both NaN: the smaller index.
+            let both_nan = e.binary("stablehlo.and", &a_nan, &b_nan)?;
+            let tie = e.binary("stablehlo.or", &e.compare(Cmp::Eq, &av, &bv)?, &both_nan)?;
             let v = e.select(&a_pick, &av, &bv)?;
             let min_i = e.min(&ai, &bi)?;
             let i_pick = e.select(&a_pick, &ai, &bi)?;
@@ -764,6 +752,30 @@ impl<'c> Emitter<'c> {
         }
         let region = Region::new();
         region.append_block(block);
+        Ok(region)
+    }
+
+    /// Initial `(value, index)` of an arg-extreme reduction: the identity of the
+    /// comparison, and an index larger than any real one so real elements win ties.
+    fn arg_extreme_init(&self, dtype: DType, take_max: bool) -> Result<(TValue, TValue)> {
+        let (lo, hi) = integer_bounds(dtype);
+        let v = self.scalar(dtype, if take_max { lo } else { hi })?;
+        let i = self.scalar(DType::I64, i64::MAX as f64)?;
+        Ok((v, i))
+    }
+
+    /// Reduces `(values, indices)` pairs over one dimension, keeping the extreme value
+    /// and the smallest index among ties (PyTorch's argmax/argmin/max.dim rule).
+    pub fn reduce_with_index(
+        &self,
+        x: &TValue,
+        dim: i64,
+        take_max: bool,
+    ) -> Result<(TValue, TValue)> {
+        let out = infer_reduce(&x.ty, &[dim])?;
+        let indices = self.iota(&x.ty.with_dtype(DType::I64), dim)?;
+        let (init_v, init_i) = self.arg_extreme_init(x.dtype(), take_max)?;
+        let region = self.arg_extreme_region(x.dtype(), take_max)?;
         let mut v = self.op_with_regions(
             "stablehlo.reduce",
             &[x, &indices, &init_v, &init_i],
@@ -777,6 +789,41 @@ impl<'c> Emitter<'c> {
         let val = v
             .pop()
             .ok_or_else(|| DialectError::Build("stablehlo.reduce".into()))?;
+        Ok((val, i))
+    }
+
+    /// Windowed arg-max/arg-min: for each window, the extreme of `x` and the matching
+    /// element of `indices` (max pooling with indices).
+    pub fn reduce_window_with_index(
+        &self,
+        x: &TValue,
+        indices: &TValue,
+        p: &WindowParams,
+        take_max: bool,
+    ) -> Result<(TValue, TValue)> {
+        let out = infer_reduce_window(&x.ty, p)?;
+        let (init_v, init_i) = self.arg_extreme_init(x.dtype(), take_max)?;
+        let region = self.arg_extreme_region(x.dtype(), take_max)?;
+        let ones = vec![1; x.rank()];
+        let mut v = self.op_with_regions(
+            "stablehlo.reduce_window",
+            &[x, indices, &init_v, &init_i],
+            &[
+                ("window_dimensions", i64_array(&p.dims)),
+                ("window_strides", i64_array(&p.strides)),
+                ("base_dilations", i64_array(&ones)),
+                ("window_dilations", i64_array(&p.window_dilations)),
+                ("padding", padding_attr(&p.padding)),
+            ],
+            &[out.clone(), out.with_dtype(DType::I64)],
+            vec![region],
+        )?;
+        let i = v
+            .pop()
+            .ok_or_else(|| DialectError::Build("stablehlo.reduce_window".into()))?;
+        let val = v
+            .pop()
+            .ok_or_else(|| DialectError::Build("stablehlo.reduce_window".into()))?;
         Ok((val, i))
     }
 

@@ -347,6 +347,13 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
                 let sq = e.mul(&a, &a)?;
                 let r = e.add(&one, &e.unary("stablehlo.sqrt", &e.add(&one, &sq)?)?)?;
                 let v = e.unary("stablehlo.log_plus_one", &e.add(&a, &e.div(&sq, &r)?)?)?;
+                // Where x^2 overflows: asinh(x) = log(2|x|) = log|x| + ln 2.
+                let big = e.compare(Cmp::Gt, &a, &splat(e, &x.ty, 1e10)?)?;
+                let v_big = e.add(
+                    &e.unary("stablehlo.log", &a)?,
+                    &splat(e, &x.ty, std::f64::consts::LN_2)?,
+                )?;
+                let v = e.select(&big, &v_big, &v)?;
                 Ok(e.mul(&v, &e.unary("stablehlo.sign", x)?)?)
             }),
             "aten.acosh" => unary_with(op, e, |e, x| {

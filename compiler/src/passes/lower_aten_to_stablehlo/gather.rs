@@ -22,6 +22,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.select_scatter" => select_scatter(op, e),
         "aten.slice_scatter" => slice_scatter(op, e),
         "aten.index_copy" | "aten.index_add" | "aten.index_fill" => index_update(op, e),
+        "aten.masked_scatter" => masked_scatter(op, e),
         _ => return None,
     };
     Some(r)
@@ -43,7 +44,7 @@ fn wrap(e: &Emitter, idx: &TValue, size: i64) -> LResult<TValue> {
 
 /// Takes whole slices of `x` along `dim` at `indices` (any shape): the index dims
 /// replace `dim` in the result.
-fn take(e: &Emitter, x: &TValue, indices: &TValue, dim: usize) -> LResult<TValue> {
+pub(super) fn take(e: &Emitter, x: &TValue, indices: &TValue, dim: usize) -> LResult<TValue> {
     let idx = wrap(e, indices, x.shape()[dim])?;
     let ir = idx.rank();
     let mut idx_shape = idx.shape().to_vec();
@@ -295,8 +296,16 @@ fn scatter_reduce(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let counts = scatter_elements(e, &start, dim, idx, &ones, Some(ReduceKind::Add))?;
     let counts = e.max(&counts, &e.constant(&x.ty, 1.0)?)?;
     let mean = e.div(&out, &counts)?;
-    // Integer means round toward negative infinity in PyTorch (floor division).
-    Ok(vec![mean])
+    if x.dtype().is_float() {
+        return Ok(vec![mean]);
+    }
+    // Integer means round toward negative infinity in PyTorch (floor division); the
+    // divide truncates, so step down where the remainder is non-zero and negative.
+    let rem = e.binary("stablehlo.remainder", &out, &counts)?;
+    let zero = e.constant(&x.ty, 0.0)?;
+    let fix = e.compare(Cmp::Lt, &rem, &zero)?;
+    let lower = e.sub(&mean, &e.constant(&x.ty, 1.0)?)?;
+    Ok(vec![e.select(&fix, &lower, &mean)?])
 }
 
 /// `index_put(self, indices, values, accumulate)`: `self[indices] = values` (or `+=`).
@@ -508,4 +517,38 @@ fn slice_scatter(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         return Ok(vec![x.clone()]);
     }
     Ok(vec![scatter_slices(e, x, dim, &positions, src)?])
+}
+
+/// `masked_scatter(self, mask, source)`: the i-th true position of the (broadcast) mask
+/// takes `source.flatten()[i]`; positions come from an inclusive prefix sum of the mask.
+fn masked_scatter(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.tensor("self")?;
+    let ty = op.result(0)?;
+    let mask = e.broadcast_to(op.tensor("mask")?, x.shape())?;
+    let src = op.tensor("source")?;
+    let n = x.ty.num_elements();
+    let ns = src.ty.num_elements();
+    if n == 0 || ns == 0 {
+        return Ok(vec![x.clone()]);
+    }
+    let m = e.reshape(&mask, &[n])?;
+    let mi = e.convert(&m, DType::I64)?;
+    let p = tpuc_dialects::stablehlo::WindowParams {
+        dims: vec![n],
+        strides: vec![1],
+        padding: vec![(n - 1, 0)],
+        window_dilations: vec![1],
+    };
+    let count = e.reduce_window(&mi, 0.0, &p, ReduceKind::Add)?;
+    let pos = e.sub(&count, &e.constant(&count.ty, 1.0)?)?;
+    let pos = e.clamp(
+        &e.scalar(DType::I64, 0.0)?,
+        &pos,
+        &e.scalar(DType::I64, (ns - 1) as f64)?,
+    )?;
+    let flat_src = e.reshape(&e.convert(src, x.dtype())?, &[ns])?;
+    let picked = take(e, &flat_src, &pos, 0)?;
+    let flat_x = e.reshape(x, &[n])?;
+    let out = e.select(&m, &picked, &flat_x)?;
+    Ok(vec![e.reshape(&out, &ty.shape)?])
 }

@@ -261,6 +261,8 @@ fn lower_function<'c>(
                 TValue::from_value(r.into()).map_err(internal)
             })
             .collect::<Result<_, _>>()?;
+        let mut aten = aten;
+        aten.results_used = old_results.iter().map(has_uses).collect();
         // A lowering bug must not take the process down: a panic becomes an error that
         // names the node.
         let attempt =

@@ -16,6 +16,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         | "aten._native_batch_norm_legit"
         | "aten.cudnn_batch_norm" => batch_norm(op, e),
         "aten.layer_norm" | "aten.native_layer_norm" => layer_norm(op, e),
+        "aten.instance_norm" => instance_norm(op, e),
         "aten.group_norm" | "aten.native_group_norm" => group_norm(op, e),
         "aten.rms_norm" | "aten._fused_rms_norm" => rms_norm(op, e),
         _ => return None,
@@ -42,24 +43,30 @@ fn batch_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         "aten._native_batch_norm_legit_no_training" => false,
         _ => op.bool_or("training", false),
     };
-    if training {
-        return Err(LowerError::Unsupported(
-            "batch norm in training mode (batch statistics); export the model in eval mode (model.eval())".into(),
-        ));
-    }
     let ty = op.result(0)?;
     let x = op.tensor("input")?;
-    let (Some(mean), Some(var)) = (op.tensor_opt("running_mean"), op.tensor_opt("running_var"))
-    else {
-        return Err(LowerError::Unsupported(
-            "batch norm without running statistics".into(),
-        ));
-    };
     let eps = op.number_or("eps", 1e-5);
     let cd = compute_dtype(ty.dtype);
     let xf = e.convert(x, cd)?;
-    let mean_b = per_channel(e, mean, &xf)?;
-    let var_b = per_channel(e, var, &xf)?;
+    let running = (op.tensor_opt("running_mean"), op.tensor_opt("running_var"));
+    // Statistics: the running ones in inference; the batch's own (biased variance over
+    // every dim but the channel) in training mode or when there are none. Updating the
+    // running statistics is a buffer mutation, which the frontend rejects.
+    let (mean_b, var_b, batch_stats) = match running {
+        (Some(m), Some(v)) if !training => (per_channel(e, m, &xf)?, per_channel(e, v, &xf)?, None),
+        _ => {
+            let dims: Vec<i64> = (0..xf.rank() as i64).filter(|&d| d != 1).collect();
+            let count: i64 = dims.iter().map(|&d| xf.shape()[d as usize]).product();
+            let s = e.reduce(&xf, 0.0, &dims, ReduceKind::Add)?;
+            let mean = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
+            let mb = e.broadcast_in_dim(&mean, xf.shape(), &[1])?;
+            let d = e.sub(&xf, &mb)?;
+            let ss = e.reduce(&e.mul(&d, &d)?, 0.0, &dims, ReduceKind::Add)?;
+            let var = e.div(&ss, &splat(e, &ss.ty, count as f64)?)?;
+            let vb = e.broadcast_in_dim(&var, xf.shape(), &[1])?;
+            (mb, vb, Some((mean, var)))
+        }
+    };
     let inv = e.unary("stablehlo.rsqrt", &e.add(&var_b, &splat(e, &xf.ty, eps)?)?)?;
     let mut y = e.mul(&e.sub(&xf, &mean_b)?, &inv)?;
     if let Some(w) = op.tensor_opt("weight") {
@@ -69,8 +76,20 @@ fn batch_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         y = e.add(&y, &per_channel(e, b, &xf)?)?;
     }
     let y = e.convert(&y, ty.dtype)?;
-    // The saved mean / invstd outputs are empty in inference; only the first is used.
-    Ok(vec![y])
+    match batch_stats {
+        // Training form: (output, save_mean, save_invstd) as native_batch_norm returns.
+        Some((mean, var)) if op.results.len() == 3 => {
+            let rstd = e.unary("stablehlo.rsqrt", &e.add(&var, &splat(e, &var.ty, eps)?)?)?;
+            let (mt, rt) = (op.result(1)?, op.result(2)?);
+            Ok(vec![
+                y,
+                e.reshape(&e.convert(&mean, mt.dtype)?, &mt.shape)?,
+                e.reshape(&e.convert(&rstd, rt.dtype)?, &rt.shape)?,
+            ])
+        }
+        // Inference: the saved mean / invstd outputs are empty; only the first is used.
+        _ => Ok(vec![y]),
+    }
 }
 
 fn layer_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
@@ -191,6 +210,35 @@ fn rms_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     if let Some(w) = op.tensor_opt("weight") {
         let w = e.convert(w, cd)?;
         y = e.mul(&y, &e.broadcast_in_dim(&w, xf.shape(), &dims)?)?;
+    }
+    Ok(vec![e.convert(&y, ty.dtype)?])
+}
+
+/// `instance_norm`: each (sample, channel) plane normalized by its own statistics
+/// (`use_input_stats`), or by running statistics like batch norm otherwise.
+fn instance_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    if !op.bool_or("use_input_stats", true) {
+        return batch_norm(op, e);
+    }
+    let ty = op.result(0)?;
+    let x = op.tensor("input")?;
+    let eps = op.number_or("eps", 1e-5);
+    let cd = compute_dtype(ty.dtype);
+    let xf = e.convert(x, cd)?;
+    let dims: Vec<i64> = (2..xf.rank() as i64).collect();
+    let count: i64 = dims.iter().map(|&d| xf.shape()[d as usize]).product();
+    let s = e.reduce(&xf, 0.0, &dims, ReduceKind::Add)?;
+    let mean = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
+    let d = e.sub(&xf, &e.broadcast_in_dim(&mean, xf.shape(), &[0, 1])?)?;
+    let ss = e.reduce(&e.mul(&d, &d)?, 0.0, &dims, ReduceKind::Add)?;
+    let var = e.div(&ss, &splat(e, &ss.ty, count as f64)?)?;
+    let rstd = e.unary("stablehlo.rsqrt", &e.add(&var, &splat(e, &var.ty, eps)?)?)?;
+    let mut y = e.mul(&d, &e.broadcast_in_dim(&rstd, xf.shape(), &[0, 1])?)?;
+    if let Some(w) = op.tensor_opt("weight") {
+        y = e.mul(&y, &per_channel(e, w, &xf)?)?;
+    }
+    if let Some(b) = op.tensor_opt("bias") {
+        y = e.add(&y, &per_channel(e, b, &xf)?)?;
     }
     Ok(vec![e.convert(&y, ty.dtype)?])
 }

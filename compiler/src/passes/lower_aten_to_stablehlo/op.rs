@@ -97,6 +97,8 @@ pub struct AtenOp {
     attrs: HashMap<String, AttrValue>,
     /// Result types from the graph's metadata.
     pub results: Vec<TensorType>,
+    /// Whether anything reads each result (lowerings may skip work for unused ones).
+    pub results_used: Vec<bool>,
 }
 
 impl AtenOp {
@@ -140,6 +142,7 @@ impl AtenOp {
             node,
             operands: names.into_iter().zip(operands.iter().cloned()).collect(),
             attrs,
+            results_used: vec![true; results.len()],
             results,
         })
     }
@@ -156,6 +159,11 @@ impl AtenOp {
         self.results
             .get(i)
             .ok_or_else(|| LowerError::Invalid(format!("expected at least {} result(s)", i + 1)))
+    }
+
+    /// True unless result `i` is known to have no uses.
+    pub fn result_used(&self, i: usize) -> bool {
+        self.results_used.get(i).copied().unwrap_or(false)
     }
 
     pub fn tensor_opt(&self, name: &str) -> Option<&TValue> {

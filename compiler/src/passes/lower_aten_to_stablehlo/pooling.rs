@@ -114,16 +114,29 @@ fn max_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let x = op.first_tensor()?;
     let n = spatial_dims(op);
     let w = window(op, x, n)?;
-    let init = if x.dtype().is_float() {
-        f64::NEG_INFINITY
-    } else {
-        tpuc_dialects::stablehlo::integer_bounds(x.dtype()).0
-    };
-    let out = e.reduce_window(x, init, &w.params, ReduceKind::Max)?;
+    let init = tpuc_dialects::stablehlo::integer_bounds(x.dtype()).0;
     let ty = op.result(0)?;
-    // Indices (the second result of *_with_indices) are not produced; the pass
-    // reports an error if anything reads them.
-    Ok(vec![e.reshape(&out, &ty.shape)?])
+    if op.results.len() < 2 || !op.result_used(1) {
+        let out = e.reduce_window(x, init, &w.params, ReduceKind::Max)?;
+        return Ok(vec![e.reshape(&out, &ty.shape)?]);
+    }
+    // *_with_indices: the flat index of each maximum within its spatial plane
+    // (h * W + w for 2-D), first occurrence on ties, NaN winning, as in PyTorch.
+    let it = x.ty.with_dtype(DType::I64);
+    let mut flat = e.constant(&it, 0.0)?;
+    let mut stride = 1i64;
+    for d in (w.lead..x.rank()).rev() {
+        let i = e.iota(&it, d as i64)?;
+        let scaled = e.mul(&i, &e.constant(&it, stride as f64)?)?;
+        flat = e.add(&flat, &scaled)?;
+        stride *= x.shape()[d];
+    }
+    let (vals, idx) = e.reduce_window_with_index(x, &flat, &w.params, true)?;
+    let it_out = op.result(1)?;
+    Ok(vec![
+        e.reshape(&vals, &ty.shape)?,
+        e.reshape(&idx, &it_out.shape)?,
+    ])
 }
 
 fn avg_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {

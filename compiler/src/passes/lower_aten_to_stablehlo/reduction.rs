@@ -9,7 +9,7 @@ use tpuc_runtime::DType;
 
 use super::elementwise::{splat, to_type};
 use super::op::norm_dim;
-use super::{AtenOp, LResult};
+use super::{AtenOp, LResult, LowerError};
 
 pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let r = match op.base() {
@@ -28,6 +28,8 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.log_softmax" | "aten._log_softmax" => softmax(op, e, true),
         "aten.logsumexp" => logsumexp(op, e),
         "aten.linalg_vector_norm" | "aten.norm" => vector_norm(op, e),
+        "aten._cdist_forward" | "aten.cdist" => cdist(op, e),
+        "aten._pdist_forward" | "aten.pdist" => pdist(op, e),
         "aten.cumsum" => cumulative(op, e, ReduceKind::Add),
         "aten.cumprod" => cumulative(op, e, ReduceKind::Mul),
         _ => return None,
@@ -385,4 +387,95 @@ fn vector_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     };
     let r = e.convert(&r, ty.dtype)?;
     Ok(vec![e.reshape(&r, &ty.shape)?])
+}
+
+/// p-norm of `d` over `dim` (the `p` cases of cdist/pdist: 0, 1, 2, inf, general).
+fn p_norm(e: &Emitter, d: &TValue, dim: i64, p: f64) -> LResult<TValue> {
+    let a = e.unary("stablehlo.abs", d)?;
+    Ok(if p == f64::INFINITY {
+        e.reduce(&a, f64::NEG_INFINITY, &[dim], ReduceKind::Max)?
+    } else if p == 0.0 {
+        let nz = e.compare(
+            tpuc_dialects::stablehlo::Cmp::Ne,
+            &a,
+            &splat(e, &a.ty, 0.0)?,
+        )?;
+        e.reduce(&e.convert(&nz, a.dtype())?, 0.0, &[dim], ReduceKind::Add)?
+    } else if p == 1.0 {
+        e.reduce(&a, 0.0, &[dim], ReduceKind::Add)?
+    } else if p == 2.0 {
+        e.unary(
+            "stablehlo.sqrt",
+            &e.reduce(&e.mul(&a, &a)?, 0.0, &[dim], ReduceKind::Add)?,
+        )?
+    } else {
+        let s = e.reduce(
+            &e.binary("stablehlo.power", &a, &splat(e, &a.ty, p)?)?,
+            0.0,
+            &[dim],
+            ReduceKind::Add,
+        )?;
+        e.binary("stablehlo.power", &s, &splat(e, &s.ty, 1.0 / p)?)?
+    })
+}
+
+/// Pairwise distances `[..., P, M] x [..., R, M] -> [..., P, R]`, from the differences
+/// directly (exact; PyTorch's matmul shortcut for large inputs only rounds differently).
+fn pairwise(e: &Emitter, a: &TValue, b: &TValue, p: f64) -> LResult<TValue> {
+    let r = a.rank();
+    let (pn, m) = (a.shape()[r - 2], a.shape()[r - 1]);
+    let rn = b.shape()[r - 2];
+    let batch = super::elementwise::broadcast_shapes(&a.shape()[..r - 2], &b.shape()[..r - 2])?;
+    let nb = batch.len() as i64;
+    let mut full = batch.clone();
+    full.extend([pn, rn, m]);
+    let mut da: Vec<i64> = (0..nb).collect();
+    da.extend([nb, nb + 2]);
+    let mut db: Vec<i64> = (0..nb).collect();
+    db.extend([nb + 1, nb + 2]);
+    let mut a_shape = batch.clone();
+    a_shape.extend([pn, m]);
+    let mut b_shape = batch;
+    b_shape.extend([rn, m]);
+    let ab = e.broadcast_in_dim(&e.broadcast_to(a, &a_shape)?, &full, &da)?;
+    let bb = e.broadcast_in_dim(&e.broadcast_to(b, &b_shape)?, &full, &db)?;
+    p_norm(e, &e.sub(&ab, &bb)?, nb + 2, p)
+}
+
+fn cdist(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x1 = e.convert(op.tensor("x1")?, ty.dtype)?;
+    let x2 = e.convert(op.tensor("x2")?, ty.dtype)?;
+    let p = op.number_or("p", 2.0);
+    if x1.rank() < 2 || x2.rank() != x1.rank() {
+        return Err(LowerError::Invalid(
+            "cdist needs inputs of the same rank >= 2".into(),
+        ));
+    }
+    let d = pairwise(e, &x1, &x2, p)?;
+    Ok(vec![e.reshape(&d, &ty.shape)?])
+}
+
+/// `pdist(input [N, M], p)`: the upper triangle (i < j, row-major) of cdist(x, x).
+fn pdist(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = e.convert(op.first_tensor()?, ty.dtype)?;
+    if x.rank() != 2 {
+        return Err(LowerError::Invalid("pdist needs a 2-D input".into()));
+    }
+    let n = x.shape()[0];
+    let d = pairwise(e, &x, &x, op.number_or("p", 2.0))?;
+    let pairs: Vec<i64> = (0..n)
+        .flat_map(|i| ((i + 1)..n).map(move |j| i * n + j))
+        .collect();
+    if pairs.is_empty() {
+        return Ok(vec![e.constant(ty, 0.0)?]);
+    }
+    let lits: Vec<String> = pairs.iter().map(|v| v.to_string()).collect();
+    let idx = e.constant_elements(
+        &TensorType::new(vec![pairs.len() as i64], DType::I64),
+        &lits,
+    )?;
+    let flat = e.reshape(&d, &[n * n])?;
+    Ok(vec![super::gather::take(e, &flat, &idx, 0)?])
 }

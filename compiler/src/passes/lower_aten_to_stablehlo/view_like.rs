@@ -47,7 +47,16 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         | "aten.split_with_sizes_copy" => split(op, e),
         "aten.unbind" | "aten.unbind_copy" => unbind(op, e),
         "aten.constant_pad_nd" | "aten.pad" => pad(op, e),
+        "aten.reflection_pad1d" | "aten.reflection_pad2d" | "aten.reflection_pad3d" => {
+            index_pad(op, e, PadMode::Reflect)
+        }
+        "aten.replication_pad1d" | "aten.replication_pad2d" | "aten.replication_pad3d" => {
+            index_pad(op, e, PadMode::Replicate)
+        }
+        "aten._pad_circular" => index_pad(op, e, PadMode::Circular),
         "aten.flip" => flip(op, e),
+        "aten.diagonal" | "aten.diagonal_copy" => diagonal(op, e),
+        "aten.as_strided" | "aten.as_strided_copy" => as_strided(op, e),
         "aten.repeat" => repeat(op, e),
         "aten.diff" => diff(op, e),
         _ => return None,
@@ -274,11 +283,15 @@ fn unbind(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
 
 fn pad(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let x = op.first_tensor()?;
-    if let Some(mode) = op.string_opt("mode") {
-        if mode != "constant" {
-            return Err(LowerError::Unsupported(format!(
-                "padding mode `{mode}` is not supported yet (constant only)"
-            )));
+    match op.string_opt("mode") {
+        None | Some("constant") => {}
+        Some("reflect") => return index_pad(op, e, PadMode::Reflect),
+        Some("replicate") => return index_pad(op, e, PadMode::Replicate),
+        Some("circular") => return index_pad(op, e, PadMode::Circular),
+        Some(mode) => {
+            return Err(LowerError::Invalid(format!(
+                "unknown padding mode `{mode}`"
+            )))
         }
     }
     let pads = op.ints("pad")?;
@@ -372,4 +385,157 @@ fn diff(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         };
     }
     Ok(vec![to_type(e, &cur, ty)?])
+}
+
+#[derive(Clone, Copy)]
+enum PadMode {
+    Reflect,
+    Replicate,
+    Circular,
+}
+
+/// Reflect / replicate / circular padding: each padded dim is rebuilt by gathering
+/// source positions (a constant index vector per dim), which also covers negative
+/// (cropping) pads. `pad` lists (low, high) pairs from the last dim backwards.
+fn index_pad(op: &AtenOp, e: &Emitter, mode: PadMode) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let pads = op
+        .ints_opt("padding")
+        .or_else(|| op.ints_opt("pad"))
+        .ok_or_else(|| LowerError::Invalid("missing padding".into()))?;
+    if pads.len() % 2 != 0 || pads.len() / 2 > x.rank() {
+        return Err(LowerError::Invalid(format!("bad pad list {pads:?}")));
+    }
+    let r = x.rank();
+    let mut cur = x.clone();
+    for (i, pair) in pads.chunks(2).enumerate() {
+        let dim = r - 1 - i;
+        let n = x.shape()[dim];
+        let (lo, hi) = (pair[0], pair[1]);
+        if lo == 0 && hi == 0 {
+            continue;
+        }
+        if n == 0 {
+            return Err(LowerError::Invalid(format!(
+                "cannot pad an empty dim {dim} with {lo}/{hi}"
+            )));
+        }
+        if matches!(mode, PadMode::Reflect) && (lo >= n || hi >= n) {
+            return Err(LowerError::Invalid(format!(
+                "reflection padding {lo}/{hi} must be smaller than the dim size {n}"
+            )));
+        }
+        let out = n + lo + hi;
+        let positions: Vec<String> = (0..out)
+            .map(|j| {
+                let s = j - lo;
+                let src = match mode {
+                    PadMode::Reflect => {
+                        if s < 0 {
+                            -s
+                        } else if s >= n {
+                            2 * (n - 1) - s
+                        } else {
+                            s
+                        }
+                    }
+                    PadMode::Replicate => s.clamp(0, n - 1),
+                    PadMode::Circular => s.rem_euclid(n),
+                };
+                src.to_string()
+            })
+            .collect();
+        let idx = e.constant_elements(
+            &tpuc_dialects::TensorType::new(vec![out], tpuc_runtime::DType::I64),
+            &positions,
+        )?;
+        cur = super::gather::take(e, &cur, &idx, dim)?;
+    }
+    Ok(vec![e.reshape(&cur, &op.result(0)?.shape)?])
+}
+
+/// `diagonal(self, offset, dim1, dim2)`: the two dims are removed and the diagonal
+/// appended last, as a gather of (i + max(-offset, 0), i + max(offset, 0)).
+fn diagonal(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    let r = x.rank();
+    let d1 = norm_dim(op.int_or("dim1", 0), r)?;
+    let d2 = norm_dim(op.int_or("dim2", 1), r)?;
+    if d1 == d2 {
+        return Err(LowerError::Invalid("diagonal dims must differ".into()));
+    }
+    let offset = op.int_or("offset", 0);
+    let mut perm: Vec<i64> = (0..r as i64).filter(|&d| d != d1 && d != d2).collect();
+    perm.extend([d1, d2]);
+    let xt = e.transpose(x, &perm)?;
+    let (n1, n2) = (x.shape()[d1 as usize], x.shape()[d2 as usize]);
+    let len = if offset >= 0 {
+        n1.min(n2 - offset)
+    } else {
+        (n1 + offset).min(n2)
+    }
+    .max(0);
+    if len == 0 {
+        return Ok(vec![e.constant(ty, 0.0)?]);
+    }
+    let (r0, c0) = ((-offset).max(0), offset.max(0));
+    let lits: Vec<String> = (0..len)
+        .flat_map(|i| [(i + r0).to_string(), (i + c0).to_string()])
+        .collect();
+    let idx = e.constant_elements(
+        &tpuc_dialects::TensorType::new(vec![len, 2], tpuc_runtime::DType::I64),
+        &lits,
+    )?;
+    let mut slice_sizes = xt.shape().to_vec();
+    slice_sizes[r - 2] = 1;
+    slice_sizes[r - 1] = 1;
+    let g = tpuc_dialects::stablehlo::GatherDims {
+        offset_dims: (0..r as i64 - 2).collect(),
+        collapsed_slice_dims: vec![r as i64 - 2, r as i64 - 1],
+        start_index_map: vec![r as i64 - 2, r as i64 - 1],
+        index_vector_dim: 1,
+        slice_sizes,
+    };
+    let out = e.gather(&xt, &idx, &g)?;
+    Ok(vec![e.reshape(&out, &ty.shape)?])
+}
+
+/// `as_strided(self, size, stride, storage_offset)` over `self`'s row-major elements:
+/// `out[i] = flat[offset + sum_k i_k * stride_k]`.
+fn as_strided(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    let size = op.ints("size")?;
+    let stride = op.ints("stride")?;
+    let offset = op.int_or("storage_offset", 0);
+    if size.len() != stride.len() || size != ty.shape {
+        return Err(LowerError::Invalid(
+            "as_strided size/stride mismatch".into(),
+        ));
+    }
+    let total = x.ty.num_elements();
+    let last = offset
+        + size
+            .iter()
+            .zip(&stride)
+            .map(|(s, st)| (s - 1).max(0) * st)
+            .sum::<i64>();
+    if size.contains(&0) {
+        return Ok(vec![e.constant(ty, 0.0)?]);
+    }
+    if offset < 0 || last >= total || stride.iter().any(|&s| s < 0) {
+        return Err(LowerError::Invalid(format!(
+            "as_strided reads element {last} of a tensor with {total} elements"
+        )));
+    }
+    let it = tpuc_dialects::TensorType::new(size.clone(), tpuc_runtime::DType::I64);
+    let mut flat_idx = e.constant(&it, offset as f64)?;
+    for (k, &st) in stride.iter().enumerate() {
+        let i = e.iota(&it, k as i64)?;
+        flat_idx = e.add(&flat_idx, &e.mul(&i, &e.constant(&it, st as f64)?)?)?;
+    }
+    let flat = e.reshape(x, &[total])?;
+    let out = super::gather::take(e, &flat, &flat_idx, 0)?;
+    Ok(vec![e.reshape(&out, &ty.shape)?])
 }

@@ -1,6 +1,0 @@
-// Input of lower_aten_to_stablehlo_errors.mlir: reflect padding (only constant padding is lowered).
-"func.func"() <{function_type = (tensor<1x4x5xf32>) -> tensor<1x4x7xf32>, sym_name = "main"}> ({
-^bb0(%x: tensor<1x4x5xf32>):
-  %0 = "aten.pad.default"(%x) {mode = "reflect", operand_names = ["self"], pad = array<i64: 1, 1>} : (tensor<1x4x5xf32>) -> tensor<1x4x7xf32> loc("reflect_pad")
-  "func.return"(%0) : (tensor<1x4x7xf32>) -> ()
-}) : () -> ()
