@@ -4,7 +4,7 @@
 //! [`tpuc_dialects::aten`], inside `func.func @main` whose arguments follow the
 //! exported program's signature (weights first, then user inputs, in export order).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use melior::ir::{Location, Module};
 use melior::Context;
@@ -13,7 +13,7 @@ use tpuc_dialects::stablehlo::scalar_literal;
 use tpuc_dialects::{aten, DialectError, TValue, TensorType};
 use tpuc_runtime::DType;
 
-use crate::frontend::{Arg, Graph, TensorMeta};
+use crate::frontend::{Arg, Graph, Node, TensorMeta};
 use crate::CompileError;
 
 fn tensor_type(meta: &TensorMeta) -> TensorType {
@@ -99,6 +99,29 @@ fn inplace_functional_name(target: &str) -> Option<String> {
     None
 }
 
+/// How a view was made from its base, so a write into the view can be carried back.
+#[derive(Clone, Debug)]
+struct ViewInfo<'g> {
+    base: String,
+    node: &'g Node,
+}
+
+/// The ATen op that puts `new` (a modified view) back into `base`: the inverse of
+/// the view op, or `None` when tpuc cannot invert it.
+fn write_back_op(view: &Node) -> Option<&'static str> {
+    let name = view.target.split('.').nth(1).unwrap_or("");
+    Some(match name {
+        "slice" => "aten.slice_scatter.default",
+        "select" => "aten.select_scatter.default",
+        "view" | "_unsafe_view" | "reshape" | "unsqueeze" | "squeeze" | "flatten" | "unflatten"
+        | "view_as" | "alias" | "detach" => "aten.view.default",
+        "transpose" | "swapaxes" | "swapdims" => "aten.transpose.int",
+        "t" => "aten.t.default",
+        "permute" => "aten.permute.default",
+        _ => return None,
+    })
+}
+
 /// Ops whose output aliases their input's storage.
 fn is_view_op(target: &str) -> bool {
     let name = target.split('.').nth(1).unwrap_or("");
@@ -137,6 +160,300 @@ fn is_view_op(target: &str) -> bool {
     )
 }
 
+/// A node's operands and its attributes (name, MLIR text).
+type NodeOperands = (Vec<TValue>, Vec<(String, String)>);
+
+/// The import state: current values by name, and the aliasing needed to functionalize
+/// in-place ops (the training IR keeps `add_`, `fill_`, `index_put_`...).
+///
+/// Each in-place op becomes its functional form. Writing into a view is carried back to
+/// its base with the inverse op (`slice` -> `slice_scatter`, `select` -> `select_scatter`,
+/// reshapes, transposes), recursively up to the root tensor, whose version then moves on;
+/// a view whose root changed since it was read is re-made from the new base when read
+/// again. Views tpuc cannot invert (as_strided, diagonal, expand, split...) are errors.
+struct Importer<'c, 'g> {
+    ctx: &'c Context,
+    graph: &'g Graph,
+    emitter: tpuc_dialects::Emitter<'c>,
+    values: HashMap<String, TValue>,
+    views: HashMap<String, ViewInfo<'g>>,
+    /// Version of each root tensor (bumped by every write).
+    version: HashMap<String, u64>,
+    /// Root version each view's value was computed at.
+    seen: HashMap<String, u64>,
+}
+
+impl<'c, 'g> Importer<'c, 'g> {
+    fn root(&self, name: &str) -> String {
+        let mut cur = name.to_string();
+        while let Some(v) = self.views.get(&cur) {
+            cur = v.base.clone();
+        }
+        cur
+    }
+
+    fn root_version(&self, name: &str) -> u64 {
+        self.version.get(&self.root(name)).copied().unwrap_or(0)
+    }
+
+    /// The current value of `name`, re-making a stale view from its base.
+    fn lookup(&mut self, name: &str, node: &Node) -> Result<TValue, CompileError> {
+        if let Some(info) = self.views.get(name).cloned() {
+            let current = self.root_version(name);
+            if self.seen.get(name).copied() != Some(current) {
+                let base = self.lookup(&info.base, node)?;
+                let mut ops = self.node_operands(info.node, Some((&info.base, base)))?;
+                let out = info.node.output_names();
+                let idx = out.iter().position(|o| *o == name).unwrap_or(0);
+                let v = self.emit_node(info.node, &info.node.target, &mut ops)?;
+                let value = v
+                    .into_iter()
+                    .nth(idx)
+                    .ok_or_else(|| node_error(node, "view has no result".into()))?;
+                self.values.insert(name.to_string(), value);
+                self.seen.insert(name.to_string(), current);
+            }
+        }
+        self.values.get(name).cloned().ok_or_else(|| {
+            node_error(
+                node,
+                format!("reads `{name}`, which no earlier node defines"),
+            )
+        })
+    }
+
+    /// Operands and attributes of `node`, with `replace` standing in for one tensor.
+    fn node_operands(
+        &mut self,
+        node: &Node,
+        replace: Option<(&String, TValue)>,
+    ) -> Result<NodeOperands, CompileError> {
+        let mut operands = Vec::new();
+        let mut operand_names = Vec::new();
+        let mut attrs: Vec<(String, String)> = Vec::new();
+        let get = |this: &mut Self, t: &String| -> Result<TValue, CompileError> {
+            match &replace {
+                Some((name, v)) if *name == t => Ok(v.clone()),
+                _ => this.lookup(t, node),
+            }
+        };
+        for (arg_name, arg) in &node.args {
+            match arg {
+                Arg::Tensor(t) => {
+                    operands.push(get(self, t)?);
+                    operand_names.push(arg_name.clone());
+                }
+                Arg::Tensors(ts) => {
+                    for (i, t) in ts.iter().enumerate() {
+                        operands.push(get(self, t)?);
+                        operand_names.push(aten::list_element_name(arg_name, i));
+                    }
+                }
+                Arg::OptionalTensors(ts) => {
+                    for (i, t) in ts.iter().enumerate() {
+                        if let Some(t) = t {
+                            operands.push(get(self, t)?);
+                            operand_names.push(aten::list_element_name(arg_name, i));
+                        }
+                    }
+                    attrs.push((format!("{arg_name}_length"), format!("{} : i64", ts.len())));
+                }
+                other => {
+                    if let Some(text) = attribute_text(other)
+                        .map_err(|m| node_error(node, format!("argument `{arg_name}`: {m}")))?
+                    {
+                        attrs.push((arg_name.clone(), text));
+                    }
+                }
+            }
+        }
+        attrs.push((aten::OPERAND_NAMES.to_string(), quoted_list(&operand_names)));
+        Ok((operands, attrs))
+    }
+
+    /// Emits `node` as op `op_name` with the given operands and attributes.
+    fn emit_node(
+        &mut self,
+        node: &Node,
+        op_name: &str,
+        (operands, attrs): &mut NodeOperands,
+    ) -> Result<Vec<TValue>, CompileError> {
+        let mut out_types = Vec::new();
+        for name in node.output_names() {
+            let meta = self.graph.tensors.get(name).ok_or_else(|| {
+                node_error(node, format!("output `{name}` has no tensor metadata"))
+            })?;
+            out_types.push(tensor_type(meta));
+        }
+        let loc = node_location(self.ctx, &node.name, node.source_location.as_ref());
+        let refs: Vec<&TValue> = operands.iter().collect();
+        let attr_refs: Vec<(&str, String)> =
+            attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        self.emitter
+            .at(loc)
+            .op(op_name, &refs, &attr_refs, &out_types)
+            .map_err(|err| match err {
+                DialectError::BadAttribute(a) => {
+                    node_error(node, format!("cannot encode attribute `{a}`"))
+                }
+                other => node_error(node, other.to_string()),
+            })
+    }
+
+    /// Records that `name` now holds `value` after an in-place write by `node`,
+    /// carrying the write back through views to the root.
+    fn write(&mut self, name: &str, value: TValue, node: &Node) -> Result<(), CompileError> {
+        let Some(info) = self.views.get(name).cloned() else {
+            self.values.insert(name.to_string(), value);
+            *self.version.entry(name.to_string()).or_insert(0) += 1;
+            return Ok(());
+        };
+        let op = write_back_op(info.node).ok_or_else(|| {
+            node_error(
+                node,
+                format!(
+                    "in-place update of `{name}`, a view made by {} that tpuc cannot write back \
+                     (hint: save ep.run_decompositions(), which removes mutations)",
+                    info.node.target
+                ),
+            )
+        })?;
+        let base = self.lookup(&info.base, node)?;
+        let loc = node_location(self.ctx, &node.name, node.source_location.as_ref());
+        let e = self.emitter.at(loc);
+        let view_args: HashMap<&str, &Arg> = info
+            .node
+            .args
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let attr = |k: &str| {
+            view_args
+                .get(k)
+                .and_then(|a| attribute_text(a).ok().flatten())
+        };
+        let mut attrs: Vec<(String, String)> = Vec::new();
+        let (operands, names): (Vec<&TValue>, Vec<String>) = match op {
+            "aten.slice_scatter.default" => {
+                for k in ["dim", "start", "end", "step"] {
+                    if let Some(t) = attr(k) {
+                        attrs.push((k.to_string(), t));
+                    }
+                }
+                (vec![&base, &value], vec!["self".into(), "src".into()])
+            }
+            "aten.select_scatter.default" => {
+                for k in ["dim", "index"] {
+                    if let Some(t) = attr(k) {
+                        attrs.push((k.to_string(), t));
+                    }
+                }
+                (vec![&base, &value], vec!["self".into(), "src".into()])
+            }
+            "aten.view.default" => {
+                let shape = base
+                    .shape()
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                attrs.push(("size".into(), format!("array<i64: {shape}>")));
+                (vec![&value], vec!["self".into()])
+            }
+            "aten.permute.default" => {
+                let dims = match view_args.get("dims") {
+                    Some(Arg::Ints(d)) => d.clone(),
+                    _ => return Err(node_error(node, "permute view without dims".into())),
+                };
+                let r = dims.len() as i64;
+                let mut inverse = vec![0i64; dims.len()];
+                for (i, &d) in dims.iter().enumerate() {
+                    inverse[(if d < 0 { d + r } else { d }) as usize] = i as i64;
+                }
+                let list = inverse
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                attrs.push(("dims".into(), format!("array<i64: {list}>")));
+                (vec![&value], vec!["self".into()])
+            }
+            _ => {
+                // transpose / t are their own inverses.
+                for (k, v) in info.node.args.iter().skip(1) {
+                    if let Ok(Some(t)) = attribute_text(v) {
+                        attrs.push((k.clone(), t));
+                    }
+                }
+                (vec![&value], vec!["self".into()])
+            }
+        };
+        attrs.push((aten::OPERAND_NAMES.to_string(), quoted_list(&names)));
+        let attr_refs: Vec<(&str, String)> =
+            attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let new_base = e
+            .op(op, &operands, &attr_refs, std::slice::from_ref(&base.ty))
+            .map_err(|err| node_error(node, err.to_string()))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| node_error(node, "write-back produced no value".into()))?;
+        self.write(&info.base, new_base, node)?;
+        let current = self.root_version(name);
+        self.values.insert(name.to_string(), value);
+        self.seen.insert(name.to_string(), current);
+        Ok(())
+    }
+
+    fn import_node(&mut self, node: &'g Node) -> Result<(), CompileError> {
+        let inplace = inplace_functional_name(&node.target);
+        let mut ops = self.node_operands(node, None)?;
+        let op_name = inplace.clone().unwrap_or_else(|| node.target.clone());
+        let results = self.emit_node(node, &op_name, &mut ops)?;
+        let out_names = node.output_names();
+        if is_view_op(&node.target) && out_names.len() == 1 {
+            if let Some((_, Arg::Tensor(base))) = node.args.first() {
+                self.views.insert(
+                    out_names[0].to_string(),
+                    ViewInfo {
+                        base: base.clone(),
+                        node,
+                    },
+                );
+                let v = self.root_version(base);
+                self.seen.insert(out_names[0].to_string(), v);
+            }
+        }
+        if inplace.is_some() {
+            if let (Some((_, Arg::Tensor(m))), Some(first)) = (node.args.first(), results.first()) {
+                self.write(m, first.clone(), node)?;
+            }
+        }
+        for (name, v) in out_names.iter().zip(results) {
+            self.values.insert(name.to_string(), v);
+        }
+        Ok(())
+    }
+}
+
+fn node_error(node: &Node, message: String) -> CompileError {
+    CompileError::Node {
+        node: node.name.clone(),
+        target: node.target.clone(),
+        message,
+    }
+}
+
+fn quoted_list(items: &[String]) -> String {
+    format!(
+        "[{}]",
+        items
+            .iter()
+            .map(|s| quote(s))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
 /// Builds the ATen-level module for `graph`.
 pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, CompileError> {
     let module = Module::new(Location::unknown(ctx));
@@ -165,132 +482,36 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
         Location::unknown(ctx),
     )
     .map_err(|e| CompileError::Internal(e.to_string()))?;
-
-    let mut values: HashMap<String, TValue> = HashMap::new();
+    let mut importer = Importer {
+        ctx,
+        graph,
+        emitter: func.emitter,
+        values: HashMap::new(),
+        views: HashMap::new(),
+        version: HashMap::new(),
+        seen: HashMap::new(),
+    };
     for (spec, v) in graph.inputs.iter().zip(func.arguments) {
-        values.insert(spec.name.clone(), v);
+        importer.values.insert(spec.name.clone(), v);
     }
-
-    // Functionalization of in-place ops (`add_`, `index_put_`, as the training IR keeps
-    // them): the op becomes its functional form and later reads of the mutated tensor
-    // see its result. Mutating a view (or a tensor that views alias) would need the
-    // aliasing replayed: those are rejected with a hint instead of miscompiled.
-    let mut views: HashSet<String> = HashSet::new();
-    let mut viewed: HashSet<String> = HashSet::new();
-
     for node in &graph.nodes {
-        let loc = node_location(ctx, &node.name, node.source_location.as_ref());
-        let node_err = |message: String| CompileError::Node {
-            node: node.name.clone(),
-            target: node.target.clone(),
-            message,
-        };
-        let lookup = |name: &str| {
-            values
-                .get(name)
-                .cloned()
-                .ok_or_else(|| node_err(format!("reads `{name}`, which no earlier node defines")))
-        };
-        let mut operands = Vec::new();
-        let mut operand_names = Vec::new();
-        let mut attrs: Vec<(String, String)> = Vec::new();
-        for (arg_name, arg) in &node.args {
-            match arg {
-                Arg::Tensor(t) => {
-                    operands.push(lookup(t)?);
-                    operand_names.push(arg_name.clone());
-                }
-                Arg::Tensors(ts) => {
-                    for (i, t) in ts.iter().enumerate() {
-                        operands.push(lookup(t)?);
-                        operand_names.push(aten::list_element_name(arg_name, i));
-                    }
-                }
-                Arg::OptionalTensors(ts) => {
-                    for (i, t) in ts.iter().enumerate() {
-                        if let Some(t) = t {
-                            operands.push(lookup(t)?);
-                            operand_names.push(aten::list_element_name(arg_name, i));
-                        }
-                    }
-                    attrs.push((format!("{arg_name}_length"), format!("{} : i64", ts.len())));
-                }
-                other => {
-                    if let Some(text) = attribute_text(other)
-                        .map_err(|m| node_err(format!("argument `{arg_name}`: {m}")))?
-                    {
-                        attrs.push((arg_name.clone(), text));
-                    }
-                }
-            }
-        }
-        attrs.push((
-            aten::OPERAND_NAMES.to_string(),
-            format!(
-                "[{}]",
-                operand_names
-                    .iter()
-                    .map(|s| quote(s))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-        let out_names = node.output_names();
-        let mut out_types = Vec::new();
-        for name in &out_names {
-            let meta = graph
-                .tensors
-                .get(*name)
-                .ok_or_else(|| node_err(format!("output `{name}` has no tensor metadata")))?;
-            out_types.push(tensor_type(meta));
-        }
-        let refs: Vec<&TValue> = operands.iter().collect();
-        let attr_refs: Vec<(&str, String)> =
-            attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        let e = func.emitter.at(loc);
-        let inplace = inplace_functional_name(&node.target);
-        let mutated = match (&inplace, node.args.first()) {
-            (Some(_), Some((_, Arg::Tensor(t)))) => Some(t.clone()),
-            _ => None,
-        };
-        if let Some(m) = &mutated {
-            if views.contains(m) || viewed.contains(m) {
-                return Err(node_err(format!(
-                    "in-place update of `{m}`, which is a view or has views; tpuc functionalizes \
-                     in-place ops on plain tensors only (hint: save ep.run_decompositions(), \
-                     which removes mutations)"
-                )));
-            }
-        }
-        if is_view_op(&node.target) {
-            views.extend(out_names.iter().map(|n| n.to_string()));
-            viewed.extend(node.input_names().iter().map(|n| n.to_string()));
-        }
-        let op_name = inplace.as_deref().unwrap_or(&node.target);
-        let results = e
-            .op(op_name, &refs, &attr_refs, &out_types)
-            .map_err(|err| match err {
-                DialectError::BadAttribute(a) => node_err(format!("cannot encode attribute `{a}`")),
-                other => node_err(other.to_string()),
-            })?;
-        if let (Some(m), Some(first)) = (&mutated, results.first()) {
-            values.insert(m.clone(), first.clone());
-        }
-        for (name, v) in out_names.iter().zip(results) {
-            values.insert(name.to_string(), v);
-        }
+        importer.import_node(node)?;
     }
-    let outs = graph
-        .outputs
-        .iter()
-        .map(|n| {
-            values.get(n).cloned().ok_or_else(|| {
-                CompileError::Internal(format!("output `{n}` is not defined by any node"))
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut outs = Vec::new();
+    for n in &graph.outputs {
+        // Outputs go through lookup too: a view output sees writes made after it.
+        let dummy = Node {
+            name: format!("output `{n}`"),
+            target: "output".into(),
+            args: vec![],
+            outputs: vec![],
+            source_location: None,
+        };
+        outs.push(importer.lookup(n, &dummy)?);
+    }
     let refs: Vec<&TValue> = outs.iter().collect();
-    func.emitter
+    importer
+        .emitter
         .func_return(&refs)
         .map_err(|e| CompileError::Internal(e.to_string()))?;
     Ok(module)

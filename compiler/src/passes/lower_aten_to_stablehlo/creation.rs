@@ -23,6 +23,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         | "aten.new_empty_strided"
         | "aten.empty_permuted" => fill(op, e, Some(0.0)),
         "aten.ones" | "aten.ones_like" | "aten.new_ones" => fill(op, e, Some(1.0)),
+        "aten.zero" => fill(op, e, Some(0.0)),
         "aten.scalar_tensor" => fill(op, e, None),
         "aten.eye" => eye(op, e),
         "aten.triu" | "aten.tril" => tri(op, e),

@@ -441,7 +441,8 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
             }),
             "aten.add" | "aten.sub" | "aten.rsub" => add_sub(op, e, base),
             "aten.mul" => arith(op, e, "stablehlo.multiply"),
-            "aten.div" => div(op, e),
+            "aten.div" => div(op, e, op.string_opt("rounding_mode")),
+            "aten.floor_divide" => div(op, e, Some("floor")),
             "aten.maximum" | "aten.max" if op.tensor_opt("other").is_some() => {
                 arith(op, e, "stablehlo.maximum")
             }
@@ -672,9 +673,10 @@ fn add_sub(op: &AtenOp, e: &Emitter, base: &str) -> LResult<Vec<TValue>> {
     Ok(vec![e.convert(&r, result.dtype)?])
 }
 
-fn div(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+/// Division with PyTorch's rounding modes: none (true division), "trunc", "floor".
+fn div(op: &AtenOp, e: &Emitter, mode: Option<&str>) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?.clone();
-    let mode = op.string_opt("rounding_mode").map(str::to_string);
+    let mode = mode.map(str::to_string);
     // True division of integers happens in floating point (the result dtype says so);
     // rounded division of integers stays integral.
     let compute = if ty.dtype.is_float() || mode.is_some() {

@@ -10,6 +10,7 @@ mod attention;
 mod creation;
 mod elementwise;
 mod gather;
+mod library_ops;
 mod linear;
 mod normalization;
 mod op;
@@ -69,7 +70,7 @@ fn lower_op(op: &AtenOp, e: &Emitter, custom: &[CustomLowering]) -> LResult<Vec<
     if let Some(c) = custom.iter().find(|c| c.target == op.target) {
         return (c.lower)(op, e);
     }
-    let families: [Family; 11] = [
+    let families: [Family; 12] = [
         elementwise::lower,
         view_like::lower,
         linear::lower,
@@ -78,6 +79,7 @@ fn lower_op(op: &AtenOp, e: &Emitter, custom: &[CustomLowering]) -> LResult<Vec<
         pooling::lower,
         resize::lower,
         sorting::lower,
+        library_ops::lower,
         gather::lower,
         creation::lower,
         attention::lower,

@@ -17,6 +17,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         | "aten.cudnn_batch_norm" => batch_norm(op, e),
         "aten.layer_norm" | "aten.native_layer_norm" => layer_norm(op, e),
         "aten.instance_norm" => instance_norm(op, e),
+        "aten._weight_norm" | "aten._weight_norm_interface" => weight_norm(op, e),
         "aten.group_norm" | "aten.native_group_norm" => group_norm(op, e),
         "aten.rms_norm" | "aten._fused_rms_norm" => rms_norm(op, e),
         _ => return None,
@@ -241,4 +242,33 @@ fn instance_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         y = e.add(&y, &per_channel(e, b, &xf)?)?;
     }
     Ok(vec![e.convert(&y, ty.dtype)?])
+}
+
+/// `_weight_norm(v, g, dim)`: `v * g / ||v||`, the norm taken over every dim but `dim`
+/// (over all dims when `dim` is -1), kept for broadcasting.
+fn weight_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let v = op.tensor("v")?;
+    let g = op.tensor("g")?;
+    let dim = op.int_or("dim", 0);
+    let cd = compute_dtype(ty.dtype);
+    let vf = e.convert(v, cd)?;
+    let r = vf.rank() as i64;
+    let keep: Vec<i64> = if dim == -1 {
+        vec![]
+    } else {
+        vec![if dim < 0 { dim + r } else { dim }]
+    };
+    let dims: Vec<i64> = (0..r).filter(|d| !keep.contains(d)).collect();
+    let ss = e.reduce(&e.mul(&vf, &vf)?, 0.0, &dims, ReduceKind::Add)?;
+    let norm = e.unary("stablehlo.sqrt", &ss)?;
+    let norm_b = e.broadcast_in_dim(&norm, vf.shape(), &keep)?;
+    let gf = e.broadcast_to(&e.convert(g, cd)?, vf.shape())?;
+    let w = e.mul(&vf, &e.div(&gf, &norm_b)?)?;
+    let mut out = vec![e.convert(&w, ty.dtype)?];
+    if op.results.len() == 2 {
+        let nt = op.result(1)?;
+        out.push(e.reshape(&e.convert(&norm, nt.dtype)?, &nt.shape)?);
+    }
+    Ok(out)
 }

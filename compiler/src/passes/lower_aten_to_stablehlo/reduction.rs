@@ -29,6 +29,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.logsumexp" => logsumexp(op, e),
         "aten.linalg_vector_norm" | "aten.norm" => vector_norm(op, e),
         "aten._cdist_forward" | "aten.cdist" => cdist(op, e),
+        "aten.histc" => histc(op, e),
         "aten._pdist_forward" | "aten.pdist" => pdist(op, e),
         "aten.cumsum" => cumulative(op, e, ReduceKind::Add),
         "aten.cumprod" => cumulative(op, e, ReduceKind::Mul),
@@ -478,4 +479,68 @@ fn pdist(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     )?;
     let flat = e.reshape(&d, &[n * n])?;
     Ok(vec![super::gather::take(e, &flat, &idx, 0)?])
+}
+
+/// `histc(self, bins, min, max)`: counts of elements per equal-width bin over
+/// [min, max] (the data's own range when min == max); elements outside are ignored and
+/// `max` falls in the last bin, as in PyTorch.
+fn histc(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let bins = op.int_or("bins", 100);
+    let cd = if x.dtype() == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    };
+    let flat = e.reshape(&e.convert(x, cd)?, &[x.ty.num_elements()])?;
+    let (mut lo, mut hi) = (op.number_or("min", 0.0), op.number_or("max", 0.0));
+    let (lo_v, hi_v) = if lo == hi {
+        let all = [0i64];
+        let mn = e.reduce(&flat, f64::INFINITY, &all, ReduceKind::Min)?;
+        let mx = e.reduce(&flat, f64::NEG_INFINITY, &all, ReduceKind::Max)?;
+        // A constant tensor widens to [v - 1, v + 1] in PyTorch.
+        let same = e.compare(tpuc_dialects::stablehlo::Cmp::Eq, &mn, &mx)?;
+        let one = e.scalar(cd, 1.0)?;
+        (
+            e.select(&same, &e.sub(&mn, &one)?, &mn)?,
+            e.select(&same, &e.add(&mx, &one)?, &mx)?,
+        )
+    } else {
+        if lo > hi {
+            std::mem::swap(&mut lo, &mut hi);
+        }
+        (e.scalar(cd, lo)?, e.scalar(cd, hi)?)
+    };
+    let n = flat.shape()[0];
+    let lo_b = e.broadcast_to(&lo_v, &[n])?;
+    let hi_b = e.broadcast_to(&hi_v, &[n])?;
+    let width = e.sub(&hi_b, &lo_b)?;
+    let pos = e.div(
+        &e.mul(&e.sub(&flat, &lo_b)?, &splat(e, &flat.ty, bins as f64)?)?,
+        &width,
+    )?;
+    let bin = e.convert(&e.unary("stablehlo.floor", &pos)?, DType::I64)?;
+    let last = e.constant(&bin.ty, (bins - 1) as f64)?;
+    let bin = e.min(&bin, &last)?;
+    let inside = e.binary(
+        "stablehlo.and",
+        &e.compare(tpuc_dialects::stablehlo::Cmp::Ge, &flat, &lo_b)?,
+        &e.compare(tpuc_dialects::stablehlo::Cmp::Le, &flat, &hi_b)?,
+    )?;
+    // One-hot [n, bins] comparison, summed over the elements.
+    let it = TensorType::new(vec![n, bins], DType::I64);
+    let col = e.iota(&it, 1)?;
+    let hit = e.compare(
+        tpuc_dialects::stablehlo::Cmp::Eq,
+        &e.broadcast_in_dim(&bin, &[n, bins], &[0])?,
+        &col,
+    )?;
+    let hit = e.binary(
+        "stablehlo.and",
+        &hit,
+        &e.broadcast_in_dim(&inside, &[n, bins], &[0])?,
+    )?;
+    let counts = e.reduce(&e.convert(&hit, cd)?, 0.0, &[0], ReduceKind::Add)?;
+    Ok(vec![e.convert(&counts, ty.dtype)?])
 }

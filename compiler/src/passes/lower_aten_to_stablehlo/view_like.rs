@@ -58,6 +58,8 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.diagonal" | "aten.diagonal_copy" => diagonal(op, e),
         "aten.as_strided" | "aten.as_strided_copy" => as_strided(op, e),
         "aten.repeat" => repeat(op, e),
+        "aten.repeat_interleave" => repeat_interleave(op, e),
+        "aten.roll" => roll(op, e),
         "aten.diff" => diff(op, e),
         _ => return None,
     };
@@ -538,4 +540,69 @@ fn as_strided(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let flat = e.reshape(x, &[total])?;
     let out = super::gather::take(e, &flat, &flat_idx, 0)?;
     Ok(vec![e.reshape(&out, &ty.shape)?])
+}
+
+/// `repeat_interleave(self, repeats: int, dim)`: each element repeated `repeats` times
+/// along `dim` (the flattened tensor when `dim` is None). Tensor-valued repeats give a
+/// data-dependent shape and are not supported.
+fn repeat_interleave(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    if op.tensor_opt("repeats").is_some() {
+        return Err(LowerError::Unsupported(
+            "repeat_interleave with a tensor of repeats has a data-dependent shape; use an integer"
+                .into(),
+        ));
+    }
+    let x = op.tensor("self")?;
+    let reps = op.int("repeats")?;
+    let (x, dim) = match op.int_opt("dim") {
+        Some(d) => (x.clone(), norm_dim(d, x.rank())? as usize),
+        None => (e.reshape(x, &[x.ty.num_elements()])?, 0),
+    };
+    // [.., n, ..] -> [.., n, reps, ..] -> [.., n * reps, ..]
+    let mut big = x.shape().to_vec();
+    big.insert(dim + 1, reps);
+    let dims: Vec<i64> = (0..x.rank() as i64)
+        .map(|d| if d as usize > dim { d + 1 } else { d })
+        .collect();
+    let b = e.broadcast_in_dim(&x, &big, &dims)?;
+    Ok(vec![e.reshape(&b, &ty.shape)?])
+}
+
+/// `roll(self, shifts, dims)`: elements shifted cyclically along each dim (along the
+/// flattened tensor when `dims` is empty), as two slices concatenated.
+fn roll(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.first_tensor()?;
+    let ty = op.result(0)?;
+    let shifts = op.ints("shifts")?;
+    let dims = op.ints_opt("dims").unwrap_or_default();
+    let (mut cur, dims) = if dims.is_empty() {
+        (e.reshape(x, &[x.ty.num_elements()])?, vec![0])
+    } else {
+        (x.clone(), dims)
+    };
+    if shifts.len() != dims.len() {
+        return Err(LowerError::Invalid("roll needs one shift per dim".into()));
+    }
+    for (&shift, &d) in shifts.iter().zip(&dims) {
+        let d = norm_dim(d, cur.rank())? as usize;
+        let n = cur.shape()[d];
+        if n == 0 {
+            continue;
+        }
+        let s = shift.rem_euclid(n);
+        if s == 0 {
+            continue;
+        }
+        let ones = vec![1; cur.rank()];
+        let mut start = vec![0; cur.rank()];
+        let mut limit = cur.shape().to_vec();
+        start[d] = n - s;
+        let tail = e.slice(&cur, &start, &limit, &ones)?;
+        start[d] = 0;
+        limit[d] = n - s;
+        let head = e.slice(&cur, &start, &limit, &ones)?;
+        cur = e.concatenate(&[&tail, &head], d as i64)?;
+    }
+    Ok(vec![e.reshape(&cur, &ty.shape)?])
 }
