@@ -12,7 +12,8 @@
 // D = 16: scale 1/sqrt(16) = 0.25; q and k are each multiplied by sqrt(0.25) = 0.5
 // before the product (0.5 q . 0.5 k = 0.25 q . k), and the scores are not scaled
 // again. f32 stays f32 (no convert); softmax over the last dim; contractions at
-// HIGHEST; the probabilities of rows whose max is -inf are replaced by 0.
+// HIGHEST; the probabilities of rows whose max is -inf are replaced by 0. The row
+// max propagates NaN as PyTorch does (a NaN operand is selected over the maximum).
 // CHECK-LABEL: sym_name = "sdpa_default_scale"
 // CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<2x2x8x16xf32>, [[K:%arg[0-9]+]]: tensor<2x2x8x16xf32>, [[V:%arg[0-9]+]]: tensor<2x2x8x16xf32>)
 // CHECK-NOT: "stablehlo.convert"
@@ -29,8 +30,14 @@
 // CHECK-NOT: "stablehlo.multiply"
 // CHECK-NOT: "stablehlo.select"
 // CHECK: [[MAX:%[0-9]+]] = "stablehlo.reduce"([[S]], {{%[0-9]+}}) ({
-// CHECK: "stablehlo.maximum"
-// CHECK: }) {dimensions = array<i64: 3>} : (tensor<2x2x8x8xf32>, tensor<f32>) -> tensor<2x2x8xf32>
+// CHECK-NEXT: ^bb0([[LHS:%arg[0-9]+]]: tensor<f32>, [[RHS:%arg[0-9]+]]: tensor<f32>):
+// CHECK-NEXT: [[MX:%[0-9]+]] = "stablehlo.maximum"([[LHS]], [[RHS]])
+// CHECK-NEXT: [[LNAN:%[0-9]+]] = "stablehlo.compare"([[LHS]], [[LHS]]) {{.*}}comparison_direction NE>
+// CHECK-NEXT: [[RNAN:%[0-9]+]] = "stablehlo.compare"([[RHS]], [[RHS]]) {{.*}}comparison_direction NE>
+// CHECK-NEXT: [[R1:%[0-9]+]] = "stablehlo.select"([[RNAN]], [[RHS]], [[MX]])
+// CHECK-NEXT: [[R2:%[0-9]+]] = "stablehlo.select"([[LNAN]], [[LHS]], [[R1]])
+// CHECK-NEXT: "stablehlo.return"([[R2]])
+// CHECK-NEXT: }) {dimensions = array<i64: 3>} : (tensor<2x2x8x8xf32>, tensor<f32>) -> tensor<2x2x8xf32>
 // CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[MAX]]) {broadcast_dimensions = array<i64: 0, 1, 2>}
 // CHECK: [[SH:%[0-9]+]] = "stablehlo.subtract"([[S]], [[MB]])
 // CHECK: [[EX:%[0-9]+]] = "stablehlo.exponential"([[SH]])
@@ -122,6 +129,8 @@
 // CHECK-NEXT: [[ADDED:%[0-9]+]] = "stablehlo.add"([[S]], [[MB]])
 // CHECK-NOT: "stablehlo.select"
 // CHECK: "stablehlo.reduce"([[ADDED]], {{%[0-9]+}}) ({
+// CHECK: "stablehlo.maximum"
+// CHECK: }) {dimensions = array<i64: 3>}
 // CHECK: [[PS:%[0-9]+]] = "stablehlo.select"
 // CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.dot_general"([[PS]], [[V]])
 // CHECK-NEXT: "func.return"([[O]])

@@ -67,6 +67,8 @@
 // CHECK-NEXT: [[MF:%[0-9]+]] = "stablehlo.convert"([[MB]]) : (tensor<2x3x5xbf16>) -> tensor<2x3x5xf32>
 // CHECK-NEXT: [[ADDED:%[0-9]+]] = "stablehlo.add"([[S]], [[MF]]) : (tensor<2x3x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
 // CHECK: "stablehlo.reduce"([[ADDED]], {{%[0-9]+}}) ({
+// CHECK: "stablehlo.maximum"({{.*}}) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK: }) {dimensions = array<i64: 2>} : (tensor<2x3x5xf32>, tensor<f32>) -> tensor<2x3xf32>
 // CHECK: [[PS:%[0-9]+]] = "stablehlo.select"
 // CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.dot_general"([[PS]], [[VF]])
 // CHECK-SAME: (tensor<2x3x5xf32>, tensor<2x5x8xf32>) -> tensor<2x3x8xf32>

@@ -1,7 +1,8 @@
 // Elementwise family (compiler/src/passes/lower_aten_to_stablehlo/elementwise.rs):
 // arithmetic with broadcasting, alpha and scalar attributes, integer division modes,
 // comparisons with PyTorch type promotion, where/masked_fill, activations, pow
-// special cases, clamps, logical ops, dtype conversions, remainder/fmod, dropout,
+// special cases, clamps, NaN-propagating maximum/minimum, sign (NaN -> 0) and
+// abs/sign of u8/bool, logical ops, dtype conversions, remainder/fmod, dropout,
 // inverse trig / hyperbolic forms (asin, acos, sinh), trunc and log2.
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
@@ -186,11 +187,15 @@
   "func.return"(%0) : (tensor<2x2x8x8xf32>) -> ()
 }) : () -> ()
 
-// relu = max(x, 0); sigmoid = logistic; silu = x * logistic(x); rsqrt.
+// relu = max(x, 0) (NaN-propagating: relu(NaN) is NaN, see maximum_minimum_nan);
+// sigmoid = logistic; silu = x * logistic(x); rsqrt.
 // CHECK-LABEL: sym_name = "activations"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
 // CHECK: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
-// CHECK: [[RELU:%[0-9]+]] = "stablehlo.maximum"([[X]], {{%[0-9]+}})
+// CHECK: [[MX:%[0-9]+]] = "stablehlo.maximum"([[X]], {{%[0-9]+}})
+// CHECK: [[XNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]])
+// CHECK-SAME: comparison_direction NE
+// CHECK: [[RELU:%[0-9]+]] = "stablehlo.select"([[XNAN]], [[X]], {{%[0-9]+}})
 // CHECK: [[SIG:%[0-9]+]] = "stablehlo.logistic"([[X]])
 // CHECK: [[L:%[0-9]+]] = "stablehlo.logistic"([[X]])
 // CHECK: [[SILU:%[0-9]+]] = "stablehlo.multiply"([[X]], [[L]])
@@ -206,6 +211,8 @@
 }) : () -> ()
 
 // Exact gelu: 0.5 x (1 + erf(x / sqrt(2))), erf as a clamped rational polynomial.
+// The formula gives NaN for -inf (-inf * 0) and +inf for +inf; PyTorch's CPU kernel for
+// the exact form in f32/bf16 returns NaN for +inf too, so x == +inf selects NaN here.
 // CHECK-LABEL: sym_name = "gelu_erf"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
 // CHECK: "stablehlo.constant"() {value = dense<0.707106769> : tensor<f32>}
@@ -217,7 +224,14 @@
 // CHECK: [[HALFX:%[0-9]+]] = "stablehlo.multiply"([[X]], {{%[0-9]+}})
 // CHECK: [[ONEP:%[0-9]+]] = "stablehlo.add"({{%[0-9]+}}, [[ERF]])
 // CHECK: [[R:%[0-9]+]] = "stablehlo.multiply"([[HALFX]], [[ONEP]])
-// CHECK: "func.return"([[R]])
+// CHECK-NEXT: "stablehlo.constant"() {value = dense<0x7F800000> : tensor<f32>}
+// CHECK-NEXT: [[INFB:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK-NEXT: [[ISINF:%[0-9]+]] = "stablehlo.compare"([[X]], [[INFB]])
+// CHECK-SAME: comparison_direction EQ
+// CHECK-NEXT: "stablehlo.constant"() {value = dense<0x7FC00000> : tensor<f32>}
+// CHECK-NEXT: [[NANB:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK-NEXT: [[G:%[0-9]+]] = "stablehlo.select"([[ISINF]], [[NANB]], [[R]])
+// CHECK-NEXT: "func.return"([[G]])
 "func.func"() <{function_type = (tensor<2x3xf32>) -> tensor<2x3xf32>, sym_name = "gelu_erf"}> ({
 ^bb0(%a: tensor<2x3xf32>):
   %0 = "aten.gelu.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("gelu")
@@ -236,8 +250,9 @@
 // CHECK: "stablehlo.constant"() {value = dense<0.797884583> : tensor<f32>}
 // CHECK: [[TH:%[0-9]+]] = "stablehlo.tanh"({{%[0-9]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK: "stablehlo.add"({{%[0-9]+}}, [[TH]])
-// CHECK: [[R:%[0-9]+]] = "stablehlo.multiply"
-// CHECK: [[RH:%[0-9]+]] = "stablehlo.convert"([[R]]) : (tensor<2x3xf32>) -> tensor<2x3xf16>
+// CHECK: "stablehlo.multiply"
+// (+inf stays +inf in the tanh form: see gelu_positive_inf.mlir.)
+// CHECK: [[RH:%[0-9]+]] = "stablehlo.convert"({{%[0-9]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf16>
 // CHECK-NEXT: "func.return"([[RH]])
 "func.func"() <{function_type = (tensor<2x3xf16>) -> tensor<2x3xf16>, sym_name = "gelu_tanh_f16"}> ({
 ^bb0(%a: tensor<2x3xf16>):
@@ -264,15 +279,23 @@
   "func.return"(%0, %1, %2, %3) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
 }) : () -> ()
 
-// clamp = min(max(x, lo), hi); clamp_min only applies the lower bound.
+// clamp = min(max(x, lo), hi); clamp_min only applies the lower bound. Both the max
+// and the min propagate NaN (clamp(NaN) is NaN in PyTorch): after each, a NaN operand
+// (x != x) is selected.
 // CHECK-LABEL: sym_name = "clamp_scalars"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
 // CHECK: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
-// CHECK: [[LO:%[0-9]+]] = "stablehlo.maximum"([[X]], {{%[0-9]+}})
+// CHECK: "stablehlo.maximum"([[X]], {{%[0-9]+}})
+// CHECK: [[XNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]])
+// CHECK: [[LO:%[0-9]+]] = "stablehlo.select"([[XNAN]], [[X]], {{%[0-9]+}})
 // CHECK: "stablehlo.constant"() {value = dense<6.000000e+00> : tensor<f32>}
-// CHECK: [[HI:%[0-9]+]] = "stablehlo.minimum"([[LO]], {{%[0-9]+}})
+// CHECK: "stablehlo.minimum"([[LO]], {{%[0-9]+}})
+// CHECK: [[LONAN:%[0-9]+]] = "stablehlo.compare"([[LO]], [[LO]])
+// CHECK: [[HI:%[0-9]+]] = "stablehlo.select"([[LONAN]], [[LO]], {{%[0-9]+}})
 // CHECK: "stablehlo.constant"() {value = dense<-1.000000e+00> : tensor<f32>}
-// CHECK: [[MIN:%[0-9]+]] = "stablehlo.maximum"([[X]], {{%[0-9]+}})
+// CHECK: "stablehlo.maximum"([[X]], {{%[0-9]+}})
+// CHECK: [[XNAN2:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]])
+// CHECK: [[MIN:%[0-9]+]] = "stablehlo.select"([[XNAN2]], [[X]], {{%[0-9]+}})
 // CHECK-NOT: "stablehlo.minimum"
 // CHECK: "func.return"([[HI]], [[MIN]])
 "func.func"() <{function_type = (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>), sym_name = "clamp_scalars"}> ({
@@ -280,6 +303,74 @@
   %0 = "aten.clamp.default"(%a) {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clamp")
   %1 = "aten.clamp_min.default"(%a) {min = -1.000000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clamp_min")
   "func.return"(%0, %1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// aten.maximum / aten.minimum propagate NaN as PyTorch does (XLA's CPU maximum may
+// return the other operand): after the (broadcast) maximum, each float operand is
+// compared with itself (NE: only NaN differs) and a NaN operand is selected, the
+// second one first so that the first NaN wins. Integers have no NaN: the bare maximum.
+// CHECK-LABEL: sym_name = "maximum_minimum_nan"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x3xf32>, [[B:%arg[0-9]+]]: tensor<3xf32>, [[I:%arg[0-9]+]]: tensor<4xi32>, [[J:%arg[0-9]+]]: tensor<4xi32>)
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: [[MX:%[0-9]+]] = "stablehlo.maximum"([[A]], [[BB]]) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: [[ANAN:%[0-9]+]] = "stablehlo.compare"([[A]], [[A]]) {compare_type = #stablehlo<comparison_type FLOAT>, comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT: [[BNAN:%[0-9]+]] = "stablehlo.compare"([[BB]], [[BB]]) {compare_type = #stablehlo<comparison_type FLOAT>, comparison_direction = #stablehlo<comparison_direction NE>}
+// CHECK-NEXT: [[M1:%[0-9]+]] = "stablehlo.select"([[BNAN]], [[BB]], [[MX]])
+// CHECK-NEXT: [[MAX:%[0-9]+]] = "stablehlo.select"([[ANAN]], [[A]], [[M1]])
+// CHECK-NEXT: [[BB2:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]])
+// CHECK-NEXT: [[MN:%[0-9]+]] = "stablehlo.minimum"([[A]], [[BB2]])
+// CHECK-NEXT: [[ANAN2:%[0-9]+]] = "stablehlo.compare"([[A]], [[A]])
+// CHECK-SAME: comparison_direction NE
+// CHECK-NEXT: [[BNAN2:%[0-9]+]] = "stablehlo.compare"([[BB2]], [[BB2]])
+// CHECK-SAME: comparison_direction NE
+// CHECK-NEXT: [[N1:%[0-9]+]] = "stablehlo.select"([[BNAN2]], [[BB2]], [[MN]])
+// CHECK-NEXT: [[MIN:%[0-9]+]] = "stablehlo.select"([[ANAN2]], [[A]], [[N1]])
+// CHECK-NEXT: [[IMAX:%[0-9]+]] = "stablehlo.maximum"([[I]], [[J]]) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+// CHECK-NEXT: "func.return"([[MAX]], [[MIN]], [[IMAX]])
+"func.func"() <{function_type = (tensor<2x3xf32>, tensor<3xf32>, tensor<4xi32>, tensor<4xi32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xi32>), sym_name = "maximum_minimum_nan"}> ({
+^bb0(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %i: tensor<4xi32>, %j: tensor<4xi32>):
+  %0 = "aten.maximum.default"(%a, %b) {operand_names = ["self", "other"]} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32> loc("maximum")
+  %1 = "aten.minimum.default"(%a, %b) {operand_names = ["self", "other"]} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32> loc("minimum")
+  %2 = "aten.maximum.default"(%i, %j) {operand_names = ["self", "other"]} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32> loc("maximum_int")
+  "func.return"(%0, %1, %2) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xi32>) -> ()
+}) : () -> ()
+
+// sign of a float is 0 for NaN in PyTorch (stablehlo.sign returns NaN): x != x
+// selects 0. Integer sign is the bare stablehlo.sign.
+// CHECK-LABEL: sym_name = "sign_nan"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>, [[I:%arg[0-9]+]]: tensor<4xi32>)
+// CHECK-NEXT: [[S:%[0-9]+]] = "stablehlo.sign"([[X]]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: [[ISNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]])
+// CHECK-SAME: comparison_direction NE
+// CHECK-NEXT: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK-NEXT: [[ZERO:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK-NEXT: [[R:%[0-9]+]] = "stablehlo.select"([[ISNAN]], [[ZERO]], [[S]]) : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: [[SI:%[0-9]+]] = "stablehlo.sign"([[I]]) : (tensor<4xi32>) -> tensor<4xi32>
+// CHECK-NEXT: "func.return"([[R]], [[SI]])
+"func.func"() <{function_type = (tensor<2x3xf32>, tensor<4xi32>) -> (tensor<2x3xf32>, tensor<4xi32>), sym_name = "sign_nan"}> ({
+^bb0(%a: tensor<2x3xf32>, %i: tensor<4xi32>):
+  %0 = "aten.sign.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("sign")
+  %1 = "aten.sign.default"(%i) {operand_names = ["self"]} : (tensor<4xi32>) -> tensor<4xi32> loc("sign_int")
+  "func.return"(%0, %1) : (tensor<2x3xf32>, tensor<4xi32>) -> ()
+}) : () -> ()
+
+// StableHLO's abs and sign take signed (or float) types only. abs of u8 is the value
+// itself; sign of u8 is (x != 0) as u8 (0 or 1); sign of bool is the value itself.
+// CHECK-LABEL: sym_name = "abs_sign_u8_bool"
+// CHECK: ^bb0([[U:%arg[0-9]+]]: tensor<5xui8>, [[P:%arg[0-9]+]]: tensor<5xi1>)
+// CHECK-NOT: "stablehlo.abs"
+// CHECK-NOT: "stablehlo.sign"
+// CHECK: "stablehlo.constant"() {value = dense<0> : tensor<ui8>}
+// CHECK-NEXT: [[Z:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK-NEXT: [[NZ:%[0-9]+]] = "stablehlo.compare"([[U]], [[Z]]) {compare_type = #stablehlo<comparison_type UNSIGNED>, comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<5xui8>, tensor<5xui8>) -> tensor<5xi1>
+// CHECK-NEXT: [[SU:%[0-9]+]] = "stablehlo.convert"([[NZ]]) : (tensor<5xi1>) -> tensor<5xui8>
+// CHECK-NEXT: "func.return"([[U]], [[SU]], [[P]])
+"func.func"() <{function_type = (tensor<5xui8>, tensor<5xi1>) -> (tensor<5xui8>, tensor<5xui8>, tensor<5xi1>), sym_name = "abs_sign_u8_bool"}> ({
+^bb0(%u: tensor<5xui8>, %p: tensor<5xi1>):
+  %0 = "aten.abs.default"(%u) {operand_names = ["self"]} : (tensor<5xui8>) -> tensor<5xui8> loc("abs_u8")
+  %1 = "aten.sign.default"(%u) {operand_names = ["self"]} : (tensor<5xui8>) -> tensor<5xui8> loc("sign_u8")
+  %2 = "aten.sign.default"(%p) {operand_names = ["self"]} : (tensor<5xi1>) -> tensor<5xi1> loc("sign_bool")
+  "func.return"(%0, %1, %2) : (tensor<5xui8>, tensor<5xui8>, tensor<5xi1>) -> ()
 }) : () -> ()
 
 // logical ops compare integers against zero; bool operands are used as is.

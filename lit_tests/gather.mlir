@@ -4,7 +4,9 @@
 // negative indices wrapped (select(i < 0, i + size, i)). The scatter family
 // (scatter / scatter_add / scatter_reduce, index_put, index_add, select_scatter,
 // slice_scatter) becomes stablehlo.scatter, whose body returns the update (plain
-// writes) or combines it with the current value.
+// writes) or combines it with the current value; index_put with a boolean mask over
+// the leading dims is a select instead (the values broadcast, or picked row by row
+// through a prefix sum of the mask).
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
 
@@ -203,6 +205,67 @@
   "func.return"(%0, %1) : (tensor<4x5x6xf32>, tensor<4x5x6xf32>) -> ()
 }) : () -> ()
 
+// x[mask] = v with a boolean mask over the leading dims [2, 3] (static shapes: no
+// nonzero): x is viewed as 6 rows of 4 and the mask as 6 flags broadcast along the
+// row. A single value (a 0-d f64 tensor, converted to x's f32) is broadcast and
+// selected where the mask is true; x[mask] += r with one row r (shape [4]) adds r
+// where the mask is true and 0 elsewhere.
+// CHECK-LABEL: sym_name = "index_put_bool_mask_broadcast"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3x4xf32>, [[M:%arg[0-9]+]]: tensor<2x3xi1>, [[V:%arg[0-9]+]]: tensor<f64>, [[ROW:%arg[0-9]+]]: tensor<4xf32>)
+// CHECK-NOT: "stablehlo.scatter"
+// CHECK: [[XF:%[0-9]+]] = "stablehlo.reshape"([[X]]) : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+// CHECK: [[MF:%[0-9]+]] = "stablehlo.reshape"([[M]]) : (tensor<2x3xi1>) -> tensor<6xi1>
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[MF]]) {broadcast_dimensions = array<i64: 0>} : (tensor<6xi1>) -> tensor<6x4xi1>
+// CHECK: [[VC:%[0-9]+]] = "stablehlo.convert"([[V]]) : (tensor<f64>) -> tensor<f32>
+// CHECK: [[VB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[VC]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<6x4xf32>
+// CHECK: [[SEL:%[0-9]+]] = "stablehlo.select"([[MB]], [[VB]], [[XF]]) : (tensor<6x4xi1>, tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x4xf32>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.reshape"([[SEL]]) : (tensor<6x4xf32>) -> tensor<2x3x4xf32>
+// CHECK: [[XF2:%[0-9]+]] = "stablehlo.reshape"([[X]]) : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+// CHECK: [[MF2:%[0-9]+]] = "stablehlo.reshape"([[M]]) : (tensor<2x3xi1>) -> tensor<6xi1>
+// CHECK: [[MB2:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[MF2]]) {broadcast_dimensions = array<i64: 0>} : (tensor<6xi1>) -> tensor<6x4xi1>
+// CHECK: [[RB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[ROW]]) {broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<6x4xf32>
+// CHECK: [[Z:%[0-9]+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<6x4xf32>}
+// CHECK: [[ADDEND:%[0-9]+]] = "stablehlo.select"([[MB2]], [[RB]], [[Z]])
+// CHECK: [[ACC:%[0-9]+]] = "stablehlo.add"([[XF2]], [[ADDEND]]) : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x4xf32>
+// CHECK: [[R2:%[0-9]+]] = "stablehlo.reshape"([[ACC]]) : (tensor<6x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: "func.return"([[R]], [[R2]])
+"func.func"() <{function_type = (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<f64>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>), sym_name = "index_put_bool_mask_broadcast"}> ({
+^bb0(%x: tensor<2x3x4xf32>, %m: tensor<2x3xi1>, %v: tensor<f64>, %r: tensor<4xf32>):
+  %0 = "aten.index_put.default"(%x, %m, %v) {operand_names = ["self", "indices[0]", "values"]} : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<f64>) -> tensor<2x3x4xf32> loc("mask_put")
+  %1 = "aten.index_put.default"(%x, %m, %r) {accumulate = true, operand_names = ["self", "indices[0]", "values"]} : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<4xf32>) -> tensor<2x3x4xf32> loc("mask_put_acc")
+  "func.return"(%0, %1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> ()
+}) : () -> ()
+
+// x[mask] = v with one row of v per true position (v: [2, 3], mask: [5]): the i-th
+// true position takes row i of v. Its row number is the inclusive prefix sum of the
+// mask (a reduce_window add over a window of 5 padded by 4 in front) minus 1, clamped
+// to [0, 1] (false positions past the last true one would point past v; they are not
+// selected anyway); the rows are gathered and selected where the mask is true.
+// CHECK-LABEL: sym_name = "index_put_bool_mask_rows"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<5x3xf32>, [[M:%arg[0-9]+]]: tensor<5xi1>, [[V:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK-NOT: "stablehlo.scatter"
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M]]) {broadcast_dimensions = array<i64: 0>} : (tensor<5xi1>) -> tensor<5x3xi1>
+// CHECK: [[MI:%[0-9]+]] = "stablehlo.convert"([[M]]) : (tensor<5xi1>) -> tensor<5xi64>
+// CHECK: [[CS:%[0-9]+]] = "stablehlo.reduce_window"([[MI]], {{%[0-9]+}}) ({
+// CHECK: "stablehlo.add"
+// CHECK: }) {base_dilations = array<i64: 1>, padding = dense<{{\[\[}}4, 0]]> : tensor<1x2xi64>, window_dilations = array<i64: 1>, window_dimensions = array<i64: 5>, window_strides = array<i64: 1>} : (tensor<5xi64>, tensor<i64>) -> tensor<5xi64>
+// CHECK: "stablehlo.constant"() {value = dense<1> : tensor<5xi64>}
+// CHECK: [[POS:%[0-9]+]] = "stablehlo.subtract"([[CS]], {{%[0-9]+}})
+// CHECK: [[LO:%[0-9]+]] = "stablehlo.constant"() {value = dense<0> : tensor<i64>}
+// CHECK: [[HI:%[0-9]+]] = "stablehlo.constant"() {value = dense<1> : tensor<i64>}
+// CHECK: [[PC:%[0-9]+]] = "stablehlo.clamp"([[LO]], [[POS]], [[HI]]) : (tensor<i64>, tensor<5xi64>, tensor<i64>) -> tensor<5xi64>
+// CHECK: [[IDX:%[0-9]+]] = "stablehlo.reshape"({{%[0-9]+}}) : (tensor<5xi64>) -> tensor<5x1xi64>
+// CHECK: [[ROWS:%[0-9]+]] = "stablehlo.gather"([[V]], [[IDX]])
+// CHECK-SAME: collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>
+// CHECK-SAME: slice_sizes = array<i64: 1, 3>} : (tensor<2x3xf32>, tensor<5x1xi64>) -> tensor<5x3xf32>
+// CHECK-NEXT: [[R:%[0-9]+]] = "stablehlo.select"([[MB]], [[ROWS]], [[X]]) : (tensor<5x3xi1>, tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf32>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<5x3xf32>, tensor<5xi1>, tensor<2x3xf32>) -> tensor<5x3xf32>, sym_name = "index_put_bool_mask_rows"}> ({
+^bb0(%x: tensor<5x3xf32>, %m: tensor<5xi1>, %v: tensor<2x3xf32>):
+  %0 = "aten.index_put.default"(%x, %m, %v) {operand_names = ["self", "indices[0]", "values"]} : (tensor<5x3xf32>, tensor<5xi1>, tensor<2x3xf32>) -> tensor<5x3xf32> loc("mask_put_rows")
+  "func.return"(%0) : (tensor<5x3xf32>) -> ()
+}) : () -> ()
+
 // select_scatter(dim 1, index -2) on 3x5 writes column 3; slice_scatter(dim 1,
 // start 1, end INT64_MAX, step 2) writes columns [1, 3]. Both scatter whole slices
 // at constant positions with the written dim moved first.
@@ -282,8 +345,9 @@
 // CHECK: [[CNT:%[0-9]+]] = "stablehlo.scatter"([[START]], {{%[0-9]+}}, [[ONES2]]) ({
 // CHECK: "stablehlo.add"
 // CHECK: "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<3x5xf32>}
-// CHECK: [[CNT1:%[0-9]+]] = "stablehlo.maximum"([[CNT]], {{%[0-9]+}})
-// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"([[SUM]], [[CNT1]])
+// CHECK: [[CMAX:%[0-9]+]] = "stablehlo.maximum"([[CNT]], {{%[0-9]+}})
+// CHECK: [[CNT1:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, [[CNT]], {{%[0-9]+}})
+// CHECK-NEXT: [[MEAN:%[0-9]+]] = "stablehlo.divide"([[SUM]], [[CNT1]])
 // CHECK-NEXT: "func.return"([[MUL]], [[MEAN]])
 "func.func"() <{function_type = (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>), sym_name = "scatter_multiply_reduce_mean"}> ({
 ^bb0(%y: tensor<3x5xf32>, %i: tensor<3x2xi64>, %s: tensor<3x2xf32>):

@@ -30,7 +30,7 @@
 // SLICE: error: node `slice_zero_step` (aten.slice.Tensor): slice step must be positive
 // SELECT: error: node `select_oob` (aten.select.int): index 3 out of range for dimension of size 3
 // DROPOUT: error: node `dropout_train` (aten.dropout.default): dropout in training mode is random; export the model in eval mode (model.eval())
-// LATER: error: node `bn_saved_mean_used` (aten._native_batch_norm_legit_no_training.default): only the first 1 result(s) of this op are supported, but a later one is used
+// LATER: error: node `rms_rstd_used` (aten._fused_rms_norm.default): only the first 1 result(s) of this op are supported, but a later one is used
 // LAYERNORM: error: node `layer_norm_bad` (aten.layer_norm.default): normalized_shape [16] does not match the trailing dims of tensor<2x8x32xf32>
 // PADMODE: error: node `bogus_pad` (aten.pad.default): unknown padding mode `bogus`
 // REFLECT: error: node `reflect_too_large` (aten.reflection_pad1d.default): reflection padding 4/1 must be smaller than the dim size 4

@@ -1,7 +1,8 @@
 // Normalization family (compiler/src/passes/lower_aten_to_stablehlo/normalization.rs):
 // batch norm with running statistics (eval) and with batch statistics (training
-// mode: saved mean / invstd results), layer norm (one and two normalized dims,
-// native_layer_norm's mean/rstd outputs), group norm, RMS norm and instance norm. f16/bf16 inputs
+// mode: saved mean / invstd results; empty ones in eval mode), layer norm (one and
+// two normalized dims, the mean with one correction pass, native_layer_norm's
+// mean/rstd outputs), group norm, RMS norm and instance norm. f16/bf16 inputs
 // are normalized in f32 (CHECK the converts in and out).
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
@@ -29,7 +30,8 @@
 }) : () -> ()
 
 // _native_batch_norm_legit_no_training on f16: every operand converted to f32, the
-// result rounded to f16; the (empty) saved-statistics results are unused.
+// result rounded to f16; the saved-statistics results are empty f16 constants (shape
+// [0], as PyTorch returns in eval mode), unused here.
 // CHECK-LABEL: sym_name = "native_batch_norm_no_training_f16"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x4x4xf16>, [[W:%arg[0-9]+]]: tensor<8xf16>, [[B:%arg[0-9]+]]: tensor<8xf16>, [[M:%arg[0-9]+]]: tensor<8xf16>, [[V:%arg[0-9]+]]: tensor<8xf16>)
 // CHECK: [[XF:%[0-9]+]] = "stablehlo.convert"([[X]]) : (tensor<2x8x4x4xf16>) -> tensor<2x8x4x4xf32>
@@ -42,11 +44,30 @@
 // CHECK: "stablehlo.convert"([[B]]) : (tensor<8xf16>) -> tensor<8xf32>
 // CHECK: [[Y:%[0-9]+]] = "stablehlo.add"
 // CHECK: [[YH:%[0-9]+]] = "stablehlo.convert"([[Y]]) : (tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf16>
+// CHECK-NEXT: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<0xf16>} : () -> tensor<0xf16>
+// CHECK-NEXT: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<0xf16>} : () -> tensor<0xf16>
 // CHECK-NEXT: "func.return"([[YH]])
 "func.func"() <{function_type = (tensor<2x8x4x4xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> tensor<2x8x4x4xf16>, sym_name = "native_batch_norm_no_training_f16"}> ({
 ^bb0(%x: tensor<2x8x4x4xf16>, %w: tensor<8xf16>, %b: tensor<8xf16>, %m: tensor<8xf16>, %v: tensor<8xf16>):
   %0:3 = "aten._native_batch_norm_legit_no_training.default"(%x, %w, %b, %m, %v) {eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "weight", "bias", "running_mean", "running_var"]} : (tensor<2x8x4x4xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x8x4x4xf16>, tensor<0xf16>, tensor<0xf16>) loc("_native_batch_norm_legit_no_training")
   "func.return"(%0#0) : (tensor<2x8x4x4xf16>) -> ()
+}) : () -> ()
+
+// The saved statistics of _native_batch_norm_legit_no_training may be read (a graph
+// that returns them): they are empty tensors (shape [0]), as PyTorch returns in eval
+// mode, not the running statistics.
+// CHECK-LABEL: sym_name = "native_batch_norm_no_training_saved_stats"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x4x4xf32>, [[M:%arg[0-9]+]]: tensor<8xf32>, [[V:%arg[0-9]+]]: tensor<8xf32>)
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M]]) {broadcast_dimensions = array<i64: 1>}
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[X]], [[MB]])
+// CHECK: [[Y:%[0-9]+]] = "stablehlo.multiply"([[D]], {{%[0-9]+}}) : (tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
+// CHECK-NEXT: [[SM:%[0-9]+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<0xf32>} : () -> tensor<0xf32>
+// CHECK-NEXT: [[SR:%[0-9]+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<0xf32>} : () -> tensor<0xf32>
+// CHECK-NEXT: "func.return"([[Y]], [[SM]], [[SR]])
+"func.func"() <{function_type = (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x4x4xf32>, tensor<0xf32>, tensor<0xf32>), sym_name = "native_batch_norm_no_training_saved_stats"}> ({
+^bb0(%x: tensor<2x8x4x4xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>):
+  %0:3 = "aten._native_batch_norm_legit_no_training.default"(%x, %m, %v) {eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "running_mean", "running_var"]} : (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x4x4xf32>, tensor<0xf32>, tensor<0xf32>) loc("bn_saved_stats_used")
+  "func.return"(%0#0, %0#1, %0#2) : (tensor<2x8x4x4xf32>, tensor<0xf32>, tensor<0xf32>) -> ()
 }) : () -> ()
 
 // _native_batch_norm_legit.no_stats in training mode: batch statistics per channel
@@ -117,13 +138,24 @@
   "func.return"(%0#0) : (tensor<4x3x5xbf16>) -> ()
 }) : () -> ()
 
-// layer_norm over the last dim (32) with the bert model's eps = 1e-12.
+// layer_norm over the last dim (32) with the bert model's eps = 1e-12. The mean takes
+// one correction pass, m + mean(x - m) with m = sum(x) / 32, which keeps the low bits
+// of the deviations when the values share a large offset.
 // CHECK-LABEL: sym_name = "layer_norm"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x32xf32>, [[W:%arg[0-9]+]]: tensor<32xf32>, [[B:%arg[0-9]+]]: tensor<32xf32>)
 // CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[X]], {{%[0-9]+}}) ({
+// CHECK: "stablehlo.add"
 // CHECK: }) {dimensions = array<i64: 2>} : (tensor<2x8x32xf32>, tensor<f32>) -> tensor<2x8xf32>
 // CHECK: "stablehlo.constant"() {value = dense<3.200000e+01> : tensor<f32>}
-// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"([[S]], {{%[0-9]+}})
+// CHECK: [[M0:%[0-9]+]] = "stablehlo.divide"([[S]], {{%[0-9]+}})
+// CHECK: [[M0B:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M0]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x8x32xf32>
+// CHECK: [[DEV:%[0-9]+]] = "stablehlo.subtract"([[X]], [[M0B]])
+// CHECK: [[DS:%[0-9]+]] = "stablehlo.reduce"([[DEV]], {{%[0-9]+}}) ({
+// CHECK: "stablehlo.add"
+// CHECK: }) {dimensions = array<i64: 2>} : (tensor<2x8x32xf32>, tensor<f32>) -> tensor<2x8xf32>
+// CHECK: "stablehlo.constant"() {value = dense<3.200000e+01> : tensor<f32>}
+// CHECK: [[DM:%[0-9]+]] = "stablehlo.divide"([[DS]], {{%[0-9]+}})
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.add"([[M0]], [[DM]]) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
 // CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[MEAN]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x8x32xf32>
 // CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[X]], [[MB]])
 // CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[D]], [[D]])
@@ -146,15 +178,21 @@
 }) : () -> ()
 
 // native_layer_norm over the two trailing dims of a bf16 input, without weight or
-// bias: computed in f32, the output rounded to bf16, mean and rstd (f32, keepdim
-// shape [2, 1, 1]) returned as well.
+// bias: computed in f32, the output rounded to bf16, the (corrected) mean and rstd
+// (f32, keepdim shape [2, 1, 1]) returned as well.
 // CHECK-LABEL: sym_name = "native_layer_norm_bf16_two_dims"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x4x6xbf16>)
 // CHECK: [[XF:%[0-9]+]] = "stablehlo.convert"([[X]]) : (tensor<2x4x6xbf16>) -> tensor<2x4x6xf32>
 // CHECK: "stablehlo.reduce"([[XF]], {{%[0-9]+}}) ({
 // CHECK: }) {dimensions = array<i64: 1, 2>} : (tensor<2x4x6xf32>, tensor<f32>) -> tensor<2xf32>
 // CHECK: "stablehlo.constant"() {value = dense<2.400000e+01> : tensor<f32>}
-// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"
+// CHECK: [[M0:%[0-9]+]] = "stablehlo.divide"
+// CHECK: [[M0B:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M0]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x4x6xf32>
+// CHECK: [[DEV:%[0-9]+]] = "stablehlo.subtract"([[XF]], [[M0B]])
+// CHECK: "stablehlo.reduce"([[DEV]], {{%[0-9]+}}) ({
+// CHECK: }) {dimensions = array<i64: 1, 2>} : (tensor<2x4x6xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK: [[DM:%[0-9]+]] = "stablehlo.divide"
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.add"([[M0]], [[DM]])
 // CHECK: "stablehlo.broadcast_in_dim"([[MEAN]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x4x6xf32>
 // CHECK: [[RSTD:%[0-9]+]] = "stablehlo.rsqrt"
 // CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"

@@ -1,7 +1,7 @@
 // Reduction family (compiler/src/passes/lower_aten_to_stablehlo/reduction.rs):
 // sum/mean (negative dims, keepdim, dtype, f16 accumulation in f32, bool -> i64),
-// amax/max (init values per dtype), max.dim/argmax/argmin (value+index reduce),
-// any, var/std (correction), softmax/log_softmax (f16/bf16 computed in f32),
+// amax/max (init values per dtype, NaN-propagating float body), max.dim/argmax/argmin
+// (value+index reduce), any/all (an explicit empty dim list reduces nothing), var/std (correction), softmax/log_softmax (f16/bf16 computed in f32),
 // logsumexp, cumsum/cumprod (reduce_window).
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
@@ -69,13 +69,17 @@
   "func.return"(%0, %1) : (tensor<3xi64>, tensor<2x1xi1>) -> ()
 }) : () -> ()
 
-// amax on i32 starts from INT32_MIN; a full max of f32 starts from -inf.
+// amax on i32 starts from INT32_MIN (its body is the bare maximum: no NaN for
+// integers); a full max of f32 starts from -inf (its body propagates NaN, see
+// amax_f32_nan).
 // CHECK-LABEL: sym_name = "amax_int_max_full"
 // CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<2x5xi32>, [[B:%arg[0-9]+]]: tensor<2x5xf32>)
 // CHECK: [[LO:%[0-9]+]] = "stablehlo.constant"() {value = dense<-2147483648> : tensor<i32>}
 // CHECK: [[AM:%[0-9]+]] = "stablehlo.reduce"([[A]], [[LO]]) ({
-// CHECK: "stablehlo.maximum"
-// CHECK: }) {dimensions = array<i64: 1>} : (tensor<2x5xi32>, tensor<i32>) -> tensor<2xi32>
+// CHECK-NEXT: ^bb0({{%arg[0-9]+}}: tensor<i32>, {{%arg[0-9]+}}: tensor<i32>):
+// CHECK-NEXT: [[IM:%[0-9]+]] = "stablehlo.maximum"
+// CHECK-NEXT: "stablehlo.return"([[IM]]) : (tensor<i32>) -> ()
+// CHECK-NEXT: }) {dimensions = array<i64: 1>} : (tensor<2x5xi32>, tensor<i32>) -> tensor<2xi32>
 // CHECK: [[NINF:%[0-9]+]] = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
 // CHECK: [[M:%[0-9]+]] = "stablehlo.reduce"([[B]], [[NINF]]) ({
 // CHECK: "stablehlo.maximum"
@@ -86,6 +90,49 @@
   %0 = "aten.amax.default"(%a) {dim = array<i64: 1>, operand_names = ["self"]} : (tensor<2x5xi32>) -> tensor<2xi32> loc("amax")
   %1 = "aten.max.default"(%b) {operand_names = ["self"]} : (tensor<2x5xf32>) -> tensor<f32> loc("max")
   "func.return"(%0, %1) : (tensor<2xi32>, tensor<f32>) -> ()
+}) : () -> ()
+
+// amax of f32 propagates NaN like PyTorch (XLA's CPU maximum may drop it): the body
+// takes the maximum, then selects b if b is NaN and a if a is NaN (b != b, a != a),
+// so a NaN anywhere in the row wins whatever the reduction order.
+// CHECK-LABEL: sym_name = "amax_f32_nan"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x5xf32>)
+// CHECK: [[NINF:%[0-9]+]] = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
+// CHECK: [[R:%[0-9]+]] = "stablehlo.reduce"([[X]], [[NINF]]) ({
+// CHECK-NEXT: ^bb0([[LHS:%arg[0-9]+]]: tensor<f32>, [[RHS:%arg[0-9]+]]: tensor<f32>):
+// CHECK-NEXT: [[MX:%[0-9]+]] = "stablehlo.maximum"([[LHS]], [[RHS]]) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK-NEXT: [[LNAN:%[0-9]+]] = "stablehlo.compare"([[LHS]], [[LHS]]) {compare_type = #stablehlo<comparison_type FLOAT>, comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK-NEXT: [[RNAN:%[0-9]+]] = "stablehlo.compare"([[RHS]], [[RHS]]) {compare_type = #stablehlo<comparison_type FLOAT>, comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK-NEXT: [[R1:%[0-9]+]] = "stablehlo.select"([[RNAN]], [[RHS]], [[MX]]) : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK-NEXT: [[R2:%[0-9]+]] = "stablehlo.select"([[LNAN]], [[LHS]], [[R1]]) : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK-NEXT: "stablehlo.return"([[R2]]) : (tensor<f32>) -> ()
+// CHECK-NEXT: }) {dimensions = array<i64: 1>} : (tensor<2x5xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK-NEXT: [[K:%[0-9]+]] = "stablehlo.reshape"([[R]]) : (tensor<2xf32>) -> tensor<2x1xf32>
+// CHECK-NEXT: "func.return"([[K]])
+"func.func"() <{function_type = (tensor<2x5xf32>) -> tensor<2x1xf32>, sym_name = "amax_f32_nan"}> ({
+^bb0(%a: tensor<2x5xf32>):
+  %0 = "aten.amax.default"(%a) {dim = array<i64: -1>, keepdim = true, operand_names = ["self"]} : (tensor<2x5xf32>) -> tensor<2x1xf32> loc("amax_f32")
+  "func.return"(%0) : (tensor<2x1xf32>) -> ()
+}) : () -> ()
+
+// any.dims / all.dims with an explicit empty dim list reduce nothing (PyTorch: the
+// result is x != 0 elementwise, same shape); only an absent dim reduces every dim.
+// CHECK-LABEL: sym_name = "any_all_dims_empty"
+// CHECK: ^bb0([[I:%arg[0-9]+]]: tensor<2x3xi64>, [[F:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK-NOT: "stablehlo.reduce"
+// CHECK: [[ANY:%[0-9]+]] = "stablehlo.compare"([[I]], {{%[0-9]+}})
+// CHECK-SAME: comparison_direction NE
+// CHECK-SAME: -> tensor<2x3xi1>
+// CHECK-NOT: "stablehlo.reduce"
+// CHECK: [[ALL:%[0-9]+]] = "stablehlo.compare"([[F]], {{%[0-9]+}})
+// CHECK-SAME: comparison_direction NE
+// CHECK-SAME: -> tensor<2x3xi1>
+// CHECK-NEXT: "func.return"([[ANY]], [[ALL]])
+"func.func"() <{function_type = (tensor<2x3xi64>, tensor<2x3xf32>) -> (tensor<2x3xi1>, tensor<2x3xi1>), sym_name = "any_all_dims_empty"}> ({
+^bb0(%a: tensor<2x3xi64>, %b: tensor<2x3xf32>):
+  %0 = "aten.any.dims"(%a) {dim = array<i64>, operand_names = ["self"]} : (tensor<2x3xi64>) -> tensor<2x3xi1> loc("any_dims_empty")
+  %1 = "aten.all.dims"(%b) {dim = array<i64>, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xi1> loc("all_dims_empty")
+  "func.return"(%0, %1) : (tensor<2x3xi1>, tensor<2x3xi1>) -> ()
 }) : () -> ()
 
 // max.dim returns values and indices from one variadic reduce over (x, iota), starting

@@ -283,3 +283,56 @@ fn every_corpus_model_passes_tpuc_run_expect() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The op-level suite (testdata/ops): every Core ATen case compiles, runs on the CPU
+/// plugin and matches PyTorch, except the cases listed with a reason in
+/// `testdata/ops/expected_failures.txt` (`case-id  reason`), which must still fail, so
+/// that a fixed case gets taken off the list.
+#[cfg(feature = "compiler")]
+#[test]
+fn core_aten_op_suite_matches_pytorch() {
+    use tpuc_cli::coverage;
+    let root = repo().join("testdata/ops");
+    let suite = coverage::read_op_suite(&root).expect("testdata/ops/index.json");
+    assert!(!suite.cases.is_empty());
+    let expected: std::collections::BTreeMap<String, String> =
+        std::fs::read_to_string(root.join("expected_failures.txt"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| match l.split_once(char::is_whitespace) {
+                Some((id, why)) => (id.to_string(), why.trim().to_string()),
+                None => (l.to_string(), String::new()),
+            })
+            .collect();
+    let plugin = tpuc_runtime::discover::find_plugin(None).expect("CPU plugin (make setup)");
+    let plugin = tpuc_runtime::Plugin::load(&plugin).unwrap();
+    let client = plugin
+        .create_client(&tpuc_runtime::ClientOptions::cpu(1))
+        .unwrap();
+    let scratch = temp("op-suite");
+    let cache = scratch.join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let results = coverage::run_op_suite(&client, &suite, &scratch, &cache, |_, _, _| {});
+    let mut unexpected = Vec::new();
+    let mut fixed = Vec::new();
+    for (case, outcome) in &results {
+        match (outcome.matched(), expected.contains_key(&case.id)) {
+            (false, false) => unexpected.push(format!("{}: {}", case.id, outcome.summary())),
+            (true, true) => fixed.push(case.id.clone()),
+            _ => {}
+        }
+    }
+    assert!(
+        unexpected.is_empty(),
+        "op cases failing:\n{}",
+        unexpected.join("\n")
+    );
+    assert!(
+        fixed.is_empty(),
+        "now passing, remove from expected_failures.txt:\n{}",
+        fixed.join("\n")
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+}

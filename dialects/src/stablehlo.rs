@@ -554,11 +554,25 @@ impl<'c> Emitter<'c> {
     pub fn div(&self, a: &TValue, b: &TValue) -> Result<TValue> {
         self.binary("stablehlo.divide", a, b)
     }
+    /// Maximum that propagates NaN for floats (PyTorch's semantics; XLA's CPU backend
+    /// does not always).
     pub fn max(&self, a: &TValue, b: &TValue) -> Result<TValue> {
-        self.binary("stablehlo.maximum", a, b)
+        self.nan_propagating("stablehlo.maximum", a, b)
     }
+    /// Minimum that propagates NaN for floats.
     pub fn min(&self, a: &TValue, b: &TValue) -> Result<TValue> {
-        self.binary("stablehlo.minimum", a, b)
+        self.nan_propagating("stablehlo.minimum", a, b)
+    }
+
+    fn nan_propagating(&self, name: &str, a: &TValue, b: &TValue) -> Result<TValue> {
+        let r = self.binary(name, a, b)?;
+        if !a.dtype().is_float() {
+            return Ok(r);
+        }
+        let a_nan = self.compare(Cmp::Ne, a, a)?;
+        let b_nan = self.compare(Cmp::Ne, b, b)?;
+        let r = self.select(&b_nan, b, &r)?;
+        self.select(&a_nan, a, &r)
     }
 
     pub fn compare(&self, dir: Cmp, a: &TValue, b: &TValue) -> Result<TValue> {
@@ -686,7 +700,11 @@ impl<'c> Emitter<'c> {
             let inner = Emitter::new(self.ctx, &block, self.loc);
             let a = block_arg(&block, 0)?;
             let b = block_arg(&block, 1)?;
-            let r = inner.binary(kind.op_name(), &a, &b)?;
+            let r = match kind {
+                ReduceKind::Max => inner.max(&a, &b)?,
+                ReduceKind::Min => inner.min(&a, &b)?,
+                _ => inner.binary(kind.op_name(), &a, &b)?,
+            };
             inner.op("stablehlo.return", &[&r], &[], &[])?;
         }
         let region = Region::new();
@@ -964,6 +982,8 @@ impl<'c> Emitter<'c> {
             let (old, new) = (block_arg(&block, 0)?, block_arg(&block, 1)?);
             let r = match kind {
                 None => new,
+                Some(ReduceKind::Max) => e.max(&old, &new)?,
+                Some(ReduceKind::Min) => e.min(&old, &new)?,
                 Some(k) => e.binary(k.op_name(), &old, &new)?,
             };
             e.op("stablehlo.return", &[&r], &[], &[])?;

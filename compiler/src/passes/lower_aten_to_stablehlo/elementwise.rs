@@ -181,6 +181,9 @@ pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> LResult<Vec<i64>> {
 /// erf for f32 and narrower, as a rational approximation on [-4, 4] (the one XLA and
 /// Eigen use for single precision; max error ~1 ulp in f32).
 pub fn erf(e: &Emitter, x: &TValue) -> LResult<TValue> {
+    if x.dtype() == DType::F64 {
+        return erf_f64(e, x);
+    }
     let orig = x.dtype();
     let compute = if orig == DType::F64 {
         DType::F64
@@ -219,6 +222,51 @@ pub fn erf(e: &Emitter, x: &TValue) -> LResult<TValue> {
     let q = horner(&beta)?;
     let r = e.div(&p, &q)?;
     Ok(e.convert(&r, orig)?)
+}
+
+/// erf in double precision: the Maclaurin series (40 terms, in x^2) for |x| < 3, and
+/// `1 - erfc` from erfc's continued fraction (evaluated bottom-up, 60 levels) beyond,
+/// accurate to ~1e-11 relative (worst just below |x| = 3).
+fn erf_f64(e: &Emitter, x: &TValue) -> LResult<TValue> {
+    let ty = x.ty.clone();
+    let c = |v: f64| splat(e, &ty, v);
+    let a = e.unary("stablehlo.abs", x)?;
+    let x2 = e.mul(x, x)?;
+    // Series: erf(x) = 2/sqrt(pi) * sum_n (-1)^n x^(2n+1) / (n! (2n+1)).
+    let terms = 40;
+    let mut coeffs = Vec::with_capacity(terms);
+    let mut fact = 1.0f64;
+    for n in 0..terms {
+        if n > 0 {
+            fact *= n as f64;
+        }
+        let sign = if n % 2 == 0 { 1.0 } else { -1.0 };
+        coeffs.push(sign / (fact * (2 * n + 1) as f64));
+    }
+    let mut acc = c(coeffs[terms - 1])?;
+    for &k in coeffs[..terms - 1].iter().rev() {
+        acc = e.add(&e.mul(&acc, &x2)?, &c(k)?)?;
+    }
+    let series = e.mul(&e.mul(x, &acc)?, &c(std::f64::consts::FRAC_2_SQRT_PI)?)?;
+    // Continued fraction: erfc(a) = exp(-a^2)/sqrt(pi) * 1/(a + 1/2/(a + 1/(a + 3/2/(a + ...)))).
+    let safe = e.max(&a, &c(3.0)?)?;
+    let mut frac = safe.clone();
+    for k in (1..=60).rev() {
+        frac = e.add(&safe, &e.div(&c(k as f64 / 2.0)?, &frac)?)?;
+    }
+    let erfc = e.div(
+        &e.mul(
+            &e.unary(
+                "stablehlo.exponential",
+                &e.unary("stablehlo.negate", &e.mul(&safe, &safe)?)?,
+            )?,
+            &c(1.0 / std::f64::consts::PI.sqrt())?,
+        )?,
+        &frac,
+    )?;
+    let tail = e.mul(&e.sub(&c(1.0)?, &erfc)?, &e.unary("stablehlo.sign", x)?)?;
+    let small = e.compare(Cmp::Lt, &a, &c(3.0)?)?;
+    Ok(e.select(&small, &series, &tail)?)
 }
 
 fn unary_math(name: &str) -> Option<&'static str> {
@@ -514,6 +562,24 @@ fn unary_with(
 fn unary(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
     let x = op.first_tensor()?;
+    // StableHLO's abs/sign take signed types: unsigned and bool are handled here.
+    if matches!(ty.dtype, DType::U8 | DType::Bool)
+        && matches!(name, "stablehlo.abs" | "stablehlo.sign")
+    {
+        let x = to_type(e, x, ty)?;
+        if name == "stablehlo.abs" || ty.dtype == DType::Bool {
+            return Ok(vec![x]);
+        }
+        let nz = e.compare(Cmp::Ne, &x, &splat(e, &x.ty, 0.0)?)?;
+        return Ok(vec![e.convert(&nz, ty.dtype)?]);
+    }
+    if name == "stablehlo.sign" && ty.dtype.is_float() {
+        // PyTorch's sign(NaN) is 0.
+        let x = to_type(e, x, ty)?;
+        let s = e.unary(name, &x)?;
+        let nan = e.compare(Cmp::Ne, &x, &x)?;
+        return Ok(vec![e.select(&nan, &splat(e, &x.ty, 0.0)?, &s)?]);
+    }
     if !ty.dtype.is_float()
         && !matches!(
             name,
@@ -569,6 +635,8 @@ fn hardsigmoid(e: &Emitter, x: &TValue) -> LResult<TValue> {
 
 fn gelu(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let approximate = op.string_opt("approximate").unwrap_or("none").to_string();
+    let nan_at_positive_infinity =
+        approximate != "tanh" && matches!(op.result(0)?.dtype, DType::F32 | DType::Bf16);
     unary_with(op, e, |e, x| {
         let half = splat(e, &x.ty, 0.5)?;
         let one = splat(e, &x.ty, 1.0)?;
@@ -583,7 +651,14 @@ fn gelu(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             let t = e.mul(x, &splat(e, &x.ty, std::f64::consts::FRAC_1_SQRT_2)?)?;
             erf(e, &t)?
         };
-        Ok(e.mul(&e.mul(x, &half)?, &e.add(&one, &inner)?)?)
+        let y = e.mul(&e.mul(x, &half)?, &e.add(&one, &inner)?)?;
+        // -inf gives NaN (-inf * 0) in the formula as in PyTorch. +inf gives +inf, except
+        // that PyTorch's CPU kernel for the exact form in f32/bf16 returns NaN: match it.
+        if !nan_at_positive_infinity {
+            return Ok(y);
+        }
+        let pos_inf = e.compare(Cmp::Eq, x, &splat(e, &x.ty, f64::INFINITY)?)?;
+        Ok(e.select(&pos_inf, &splat(e, &x.ty, f64::NAN)?, &y)?)
     })
 }
 
@@ -648,7 +723,12 @@ fn arith(op: &AtenOp, e: &Emitter, name: &str) -> LResult<Vec<TValue>> {
         }
         (n, _) => n,
     };
-    Ok(vec![e.convert(&e.binary(name, &a, &b)?, result.dtype)?])
+    let r = match name {
+        "stablehlo.maximum" => e.max(&a, &b)?,
+        "stablehlo.minimum" => e.min(&a, &b)?,
+        _ => e.binary(name, &a, &b)?,
+    };
+    Ok(vec![e.convert(&r, result.dtype)?])
 }
 
 fn add_sub(op: &AtenOp, e: &Emitter, base: &str) -> LResult<Vec<TValue>> {

@@ -2,7 +2,7 @@
 //! `gather`, all as `stablehlo.gather`. Negative indices wrap as in PyTorch.
 
 use tpuc_dialects::stablehlo::{Cmp, GatherDims, ReduceKind, ScatterDims};
-use tpuc_dialects::{Emitter, TValue};
+use tpuc_dialects::{Emitter, TValue, TensorType};
 use tpuc_runtime::DType;
 
 use super::elementwise::{broadcast_shapes, splat};
@@ -12,6 +12,9 @@ use super::{AtenOp, LResult, LowerError};
 pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
     let r = match op.base() {
         "aten.embedding" => embedding(op, e),
+        "aten._embedding_bag" | "aten._embedding_bag_forward_only" | "aten.embedding_bag" => {
+            embedding_bag(op, e)
+        }
         "aten.index_select" => index_select(op, e),
         "aten.index" | "aten._unsafe_index" => index(op, e),
         "aten.gather" => gather(op, e),
@@ -323,6 +326,11 @@ fn index_put(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         let v = super::elementwise::to_type(e, values, &x.ty)?;
         return Ok(vec![if accumulate { e.add(x, &v)? } else { v }]);
     }
+    if let [(0, mask)] = indexed.as_slice() {
+        if mask.dtype() == DType::Bool {
+            return Ok(vec![index_put_mask(e, x, mask, values, accumulate)?]);
+        }
+    }
     let mut bshape: Vec<i64> = vec![];
     for (_, t) in &indexed {
         bshape = broadcast_shapes(&bshape, t.shape())?;
@@ -551,4 +559,181 @@ fn masked_scatter(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let flat_x = e.reshape(x, &[n])?;
     let out = e.select(&m, &picked, &flat_x)?;
     Ok(vec![e.reshape(&out, &ty.shape)?])
+}
+
+/// `x[mask] = values` (or `+=`) for a boolean mask over the leading dims: static shapes
+/// throughout, the i-th true position taking row i of `values` (found with a prefix sum
+/// of the mask), or the single broadcast value.
+fn index_put_mask(
+    e: &Emitter,
+    x: &TValue,
+    mask: &TValue,
+    values: &TValue,
+    accumulate: bool,
+) -> LResult<TValue> {
+    let k = mask.rank();
+    if k > x.rank() || mask.shape() != &x.shape()[..k] {
+        return Err(LowerError::Invalid(format!(
+            "mask {} does not match the leading dims of {}",
+            mask.ty, x.ty
+        )));
+    }
+    let m: i64 = mask.shape().iter().product();
+    let rest: Vec<i64> = x.shape()[k..].to_vec();
+    let mut flat_shape = vec![m];
+    flat_shape.extend(&rest);
+    let xf = e.reshape(x, &flat_shape)?;
+    let mf = e.reshape(mask, &[m])?;
+    let mask_b = e.broadcast_in_dim(&mf, &flat_shape, &[0])?;
+    let v = e.convert(values, x.dtype())?;
+    let rows = if v.ty.num_elements() == 1 || v.rank() <= rest.len() {
+        // One value (or one row) for every selected position.
+        e.broadcast_to(&v, &flat_shape)?
+    } else {
+        let count = v.shape()[0];
+        if count == 0 {
+            return Ok(x.clone());
+        }
+        let mi = e.convert(&mf, DType::I64)?;
+        let p = tpuc_dialects::stablehlo::WindowParams {
+            dims: vec![m],
+            strides: vec![1],
+            padding: vec![(m - 1, 0)],
+            window_dilations: vec![1],
+        };
+        let pos = e.sub(
+            &e.reduce_window(&mi, 0.0, &p, ReduceKind::Add)?,
+            &e.constant(&mi.ty, 1.0)?,
+        )?;
+        let pos = e.clamp(
+            &e.scalar(DType::I64, 0.0)?,
+            &pos,
+            &e.scalar(DType::I64, (count - 1) as f64)?,
+        )?;
+        let mut vshape = vec![count];
+        vshape.extend(&rest);
+        let vv = e.broadcast_to(&v, &vshape)?;
+        take(e, &vv, &pos, 0)?
+    };
+    let out = if accumulate {
+        let zero = e.constant(&xf.ty, 0.0)?;
+        e.add(&xf, &e.select(&mask_b, &rows, &zero)?)?
+    } else {
+        e.select(&mask_b, &rows, &xf)?
+    };
+    Ok(e.reshape(&out, x.shape())?)
+}
+
+/// `_embedding_bag(weight, indices, offsets, .., mode, .., per_sample_weights,
+/// include_last_offset, padding_idx)`: rows of `weight` summed (mode 0), averaged (1)
+/// or max-reduced (2) per bag; bag `b` holds positions `offsets[b]..offsets[b+1]`.
+/// Static shapes: position-to-bag membership is a one-hot `[B, N]` mask built from the
+/// offsets at run time; empty bags give zeros. Returns (output, offset2bag, bag_size,
+/// max_indices); max_indices is only produced for mode 0/1 (as zeros).
+fn embedding_bag(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let w = op.tensor("weight")?;
+    let idx = op.tensor("indices")?;
+    let offsets = op.tensor("offsets")?;
+    let ty = op.result(0)?;
+    if idx.rank() != 1 || offsets.rank() != 1 || w.rank() != 2 {
+        return Err(LowerError::Unsupported(
+            "embedding_bag with 2-D indices (use 1-D indices and offsets)".into(),
+        ));
+    }
+    let mode = op.int_or("mode", 0);
+    let include_last = op.bool_or("include_last_offset", false);
+    let padding_idx = op.int_opt("padding_idx").unwrap_or(-1);
+    let n = idx.shape()[0];
+    let nb = if include_last {
+        offsets.shape()[0] - 1
+    } else {
+        offsets.shape()[0]
+    };
+    let d = w.shape()[1];
+    let cd = match ty.dtype {
+        DType::F16 | DType::Bf16 => DType::F32,
+        other => other,
+    };
+    let rows = e.convert(&take(e, w, idx, 0)?, cd)?; // [N, D]
+    let rows = match op.tensor_opt("per_sample_weights") {
+        Some(p) => e.mul(
+            &rows,
+            &e.broadcast_in_dim(&e.convert(p, cd)?, &[n, d], &[0])?,
+        )?,
+        None => rows,
+    };
+    // bag[i] = #{b < nb : offsets[b] <= i} - 1
+    let offs = e.slice(&e.convert(offsets, DType::I64)?, &[0], &[nb], &[1])?;
+    let pos = e.iota(&TensorType::new(vec![nb, n], DType::I64), 1)?;
+    let starts = e.broadcast_in_dim(&offs, &[nb, n], &[0])?;
+    let started = e.convert(&e.compare(Cmp::Le, &starts, &pos)?, DType::I64)?;
+    let bag = e.sub(
+        &e.reduce(&started, 0.0, &[0], ReduceKind::Add)?,
+        &e.constant(&TensorType::new(vec![n], DType::I64), 1.0)?,
+    )?;
+    let bag_ids = e.iota(&TensorType::new(vec![nb, n], DType::I64), 0)?;
+    let mut member = e.compare(
+        Cmp::Eq,
+        &e.broadcast_in_dim(&bag, &[nb, n], &[1])?,
+        &bag_ids,
+    )?;
+    if padding_idx >= 0 {
+        let idx64 = e.convert(idx, DType::I64)?;
+        let keep = e.compare(Cmp::Ne, &idx64, &e.constant(&idx64.ty, padding_idx as f64)?)?;
+        member = e.binary(
+            "stablehlo.and",
+            &member,
+            &e.broadcast_in_dim(&keep, &[nb, n], &[1])?,
+        )?;
+    }
+    let count = e.reduce(&e.convert(&member, DType::I64)?, 0.0, &[1], ReduceKind::Add)?; // [B]
+    let out = if mode == 2 {
+        let m3 = e.broadcast_in_dim(&member, &[nb, n, d], &[0, 1])?;
+        let r3 = e.broadcast_in_dim(&rows, &[nb, n, d], &[1, 2])?;
+        let neg = e.constant(&r3.ty, f64::NEG_INFINITY)?;
+        let mx = e.reduce(
+            &e.select(&m3, &r3, &neg)?,
+            f64::NEG_INFINITY,
+            &[1],
+            ReduceKind::Max,
+        )?;
+        let empty = e.broadcast_in_dim(
+            &e.compare(Cmp::Eq, &count, &e.constant(&count.ty, 0.0)?)?,
+            &[nb, d],
+            &[0],
+        )?;
+        e.select(&empty, &e.constant(&mx.ty, 0.0)?, &mx)?
+    } else {
+        let onehot = e.convert(&member, cd)?;
+        let dims = tpuc_dialects::stablehlo::DotDims {
+            lhs_contract: vec![1],
+            rhs_contract: vec![0],
+            ..Default::default()
+        };
+        let sum = e.dot_general(&onehot, &rows, &dims)?; // [B, D]
+        if mode == 1 {
+            let c = e.max(
+                &e.convert(&count, cd)?,
+                &e.constant(&TensorType::new(vec![nb], cd), 1.0)?,
+            )?;
+            e.div(&sum, &e.broadcast_in_dim(&c, &[nb, d], &[0])?)?
+        } else {
+            sum
+        }
+    };
+    let mut results = vec![e.convert(&out, ty.dtype)?];
+    for (i, t) in op.results.iter().enumerate().skip(1) {
+        let v = match i {
+            1 if t.shape == vec![n] => e.convert(&bag, t.dtype)?,
+            2 if t.shape == vec![nb] => e.convert(&count, t.dtype)?,
+            _ => e.constant(t, 0.0)?,
+        };
+        if i == 3 && mode == 2 && op.result_used(3) {
+            return Err(LowerError::Unsupported(
+                "max_indices of embedding_bag in max mode".into(),
+            ));
+        }
+        results.push(v);
+    }
+    Ok(results)
 }

@@ -33,6 +33,23 @@ fn compute_dtype(d: DType) -> DType {
     }
 }
 
+/// Mean over `dims` with one correction pass: `m + mean(x - m)`. With a large common
+/// offset the plain f32 sum loses the low bits that the deviations live in; the second
+/// pass recovers them (as accurate as PyTorch's Welford-style moments).
+fn corrected_mean(
+    e: &Emitter,
+    xf: &TValue,
+    dims: &[i64],
+    kept: &[i64],
+    count: i64,
+) -> LResult<TValue> {
+    let s = e.reduce(xf, 0.0, dims, ReduceKind::Add)?;
+    let m = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
+    let dev = e.sub(xf, &e.broadcast_in_dim(&m, xf.shape(), kept)?)?;
+    let ds = e.reduce(&dev, 0.0, dims, ReduceKind::Add)?;
+    Ok(e.add(&m, &e.div(&ds, &splat(e, &ds.ty, count as f64)?)?)?)
+}
+
 /// Broadcasts a per-channel vector along dim 1 of `like`.
 fn per_channel(e: &Emitter, v: &TValue, like: &TValue) -> LResult<TValue> {
     let v = e.convert(v, like.dtype())?;
@@ -88,8 +105,14 @@ fn batch_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
                 e.reshape(&e.convert(&rstd, rt.dtype)?, &rt.shape)?,
             ])
         }
-        // Inference: the saved mean / invstd outputs are empty; only the first is used.
-        _ => Ok(vec![y]),
+        // Inference: the saved mean / invstd outputs are empty tensors (shape [0]).
+        _ => {
+            let mut out = vec![y];
+            for t in op.results.iter().skip(1) {
+                out.push(e.constant(t, 0.0)?);
+            }
+            Ok(out)
+        }
     }
 }
 
@@ -111,8 +134,7 @@ fn layer_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let dims: Vec<i64> = ((r - k) as i64..r as i64).collect();
     let kept: Vec<i64> = (0..(r - k) as i64).collect();
     let count: i64 = normalized.iter().product();
-    let s = e.reduce(&xf, 0.0, &dims, ReduceKind::Add)?;
-    let mean = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
+    let mean = corrected_mean(e, &xf, &dims, &kept, count)?;
     let mb = e.broadcast_in_dim(&mean, xf.shape(), &kept)?;
     let d = e.sub(&xf, &mb)?;
     let ss = e.reduce(&e.mul(&d, &d)?, 0.0, &dims, ReduceKind::Add)?;

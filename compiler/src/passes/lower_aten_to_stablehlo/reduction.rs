@@ -179,7 +179,14 @@ fn any_all(op: &AtenOp, e: &Emitter, kind: ReduceKind) -> LResult<Vec<TValue>> {
     } else {
         e.compare(tpuc_dialects::stablehlo::Cmp::Ne, x, &splat(e, &x.ty, 0.0)?)?
     };
-    let dims = reduce_dims(op, x.rank())?;
+    // `any.dims` / `all.dims` with an explicit empty list reduce nothing.
+    let explicit_empty =
+        op.target.ends_with(".dims") && matches!(op.ints_opt("dim"), Some(v) if v.is_empty());
+    let dims = if explicit_empty {
+        vec![]
+    } else {
+        reduce_dims(op, x.rank())?
+    };
     let r = reduce_to(e, &b, &dims, kind, DType::Bool)?;
     let r = e.reshape(&r, &ty.shape)?;
     Ok(vec![to_type(e, &r, ty)?])
