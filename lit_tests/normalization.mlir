@@ -138,9 +138,9 @@
   "func.return"(%0#0) : (tensor<4x3x5xbf16>) -> ()
 }) : () -> ()
 
-// layer_norm over the last dim (32) with the bert model's eps = 1e-12. The mean takes
-// one correction pass, m + mean(x - m) with m = sum(x) / 32, which keeps the low bits
-// of the deviations when the values share a large offset.
+// layer_norm over the last dim (32) with the bert model's eps = 1e-12. Deviations are
+// compensated: with m = sum(x) / 32 and c = mean(x - m), d = (x - m) - c, which keeps
+// the low bits of the deviations when the values share a large offset.
 // CHECK-LABEL: sym_name = "layer_norm"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x32xf32>, [[W:%arg[0-9]+]]: tensor<32xf32>, [[B:%arg[0-9]+]]: tensor<32xf32>)
 // CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[X]], {{%[0-9]+}}) ({
@@ -155,9 +155,8 @@
 // CHECK: }) {dimensions = array<i64: 2>} : (tensor<2x8x32xf32>, tensor<f32>) -> tensor<2x8xf32>
 // CHECK: "stablehlo.constant"() {value = dense<3.200000e+01> : tensor<f32>}
 // CHECK: [[DM:%[0-9]+]] = "stablehlo.divide"([[DS]], {{%[0-9]+}})
-// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.add"([[M0]], [[DM]]) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[MEAN]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x8x32xf32>
-// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[X]], [[MB]])
+// CHECK: [[CB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[DM]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x8x32xf32>
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[DEV]], [[CB]])
 // CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[D]], [[D]])
 // CHECK: "stablehlo.reduce"([[SQ]], {{%[0-9]+}}) ({
 // CHECK: [[VAR:%[0-9]+]] = "stablehlo.divide"
@@ -192,8 +191,9 @@
 // CHECK: "stablehlo.reduce"([[DEV]], {{%[0-9]+}}) ({
 // CHECK: }) {dimensions = array<i64: 1, 2>} : (tensor<2x4x6xf32>, tensor<f32>) -> tensor<2xf32>
 // CHECK: [[DM:%[0-9]+]] = "stablehlo.divide"
+// CHECK: [[CB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[DM]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x4x6xf32>
+// CHECK: "stablehlo.subtract"([[DEV]], [[CB]])
 // CHECK: [[MEAN:%[0-9]+]] = "stablehlo.add"([[M0]], [[DM]])
-// CHECK: "stablehlo.broadcast_in_dim"([[MEAN]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x4x6xf32>
 // CHECK: [[RSTD:%[0-9]+]] = "stablehlo.rsqrt"
 // CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"
 // CHECK: [[NH:%[0-9]+]] = "stablehlo.convert"([[N]]) : (tensor<2x4x6xf32>) -> tensor<2x4x6xbf16>

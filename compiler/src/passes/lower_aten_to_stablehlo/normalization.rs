@@ -33,21 +33,25 @@ fn compute_dtype(d: DType) -> DType {
     }
 }
 
-/// Mean over `dims` with one correction pass: `m + mean(x - m)`. With a large common
-/// offset the plain f32 sum loses the low bits that the deviations live in; the second
-/// pass recovers them (as accurate as PyTorch's Welford-style moments).
-fn corrected_mean(
+/// Deviations from the mean over `dims`, compensated: with `m` the rounded mean and
+/// `c = mean(x - m)` its correction, `d = (x - m) - c`. With a large common offset the
+/// f32 mean cannot hold the bits the deviations live in; keeping the correction apart
+/// recovers them. Returns `(d, m + c)`.
+fn deviations(
     e: &Emitter,
     xf: &TValue,
     dims: &[i64],
     kept: &[i64],
     count: i64,
-) -> LResult<TValue> {
+) -> LResult<(TValue, TValue)> {
+    let n = |t: &TValue| splat(e, &t.ty, count as f64);
     let s = e.reduce(xf, 0.0, dims, ReduceKind::Add)?;
-    let m = e.div(&s, &splat(e, &s.ty, count as f64)?)?;
+    let m = e.div(&s, &n(&s)?)?;
     let dev = e.sub(xf, &e.broadcast_in_dim(&m, xf.shape(), kept)?)?;
     let ds = e.reduce(&dev, 0.0, dims, ReduceKind::Add)?;
-    Ok(e.add(&m, &e.div(&ds, &splat(e, &ds.ty, count as f64)?)?)?)
+    let c = e.div(&ds, &n(&ds)?)?;
+    let d = e.sub(&dev, &e.broadcast_in_dim(&c, xf.shape(), kept)?)?;
+    Ok((d, e.add(&m, &c)?))
 }
 
 /// Broadcasts a per-channel vector along dim 1 of `like`.
@@ -134,9 +138,7 @@ fn layer_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let dims: Vec<i64> = ((r - k) as i64..r as i64).collect();
     let kept: Vec<i64> = (0..(r - k) as i64).collect();
     let count: i64 = normalized.iter().product();
-    let mean = corrected_mean(e, &xf, &dims, &kept, count)?;
-    let mb = e.broadcast_in_dim(&mean, xf.shape(), &kept)?;
-    let d = e.sub(&xf, &mb)?;
+    let (d, mean) = deviations(e, &xf, &dims, &kept, count)?;
     let ss = e.reduce(&e.mul(&d, &d)?, 0.0, &dims, ReduceKind::Add)?;
     let var = e.div(&ss, &splat(e, &ss.ty, count as f64)?)?;
     let rstd = e.unary("stablehlo.rsqrt", &e.add(&var, &splat(e, &var.ty, eps)?)?)?;

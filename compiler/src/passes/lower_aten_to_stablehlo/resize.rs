@@ -308,11 +308,9 @@ fn grid_sample(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let mode = op.int_or("interpolation_mode", 0);
     let padding = op.int_or("padding_mode", 0);
     let ac = op.bool_or("align_corners", false);
-    let cd = if ty.dtype == DType::F64 {
-        DType::F64
-    } else {
-        DType::F32
-    };
+    // PyTorch's CPU kernel computes in the input's own dtype (half types included):
+    // coordinates and weights round to it, so do the same.
+    let cd = ty.dtype;
     let x = e.convert(input, cd)?;
     let g = e.convert(grid, cd)?;
     let (n, h, w) = (x.shape()[0], x.shape()[2], x.shape()[3]);
