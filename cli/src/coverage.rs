@@ -203,6 +203,8 @@ pub struct Excluded {
 }
 
 pub struct OpSuite {
+    /// Known failures with their reasons (`expected_failures.txt`).
+    pub known_failures: BTreeMap<String, String>,
     pub core_overloads: Vec<String>,
     pub cases: Vec<OpCase>,
     pub excluded: Vec<Excluded>,
@@ -256,7 +258,18 @@ pub fn read_op_suite(root: &Path) -> Result<OpSuite, String> {
                 .collect()
         })
         .unwrap_or_default();
+    let known_failures = std::fs::read_to_string(root.join("expected_failures.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| match l.split_once(char::is_whitespace) {
+            Some((id, why)) => (id.to_string(), why.trim().to_string()),
+            None => (l.to_string(), String::new()),
+        })
+        .collect();
     Ok(OpSuite {
+        known_failures,
         core_overloads: strings("core_overloads"),
         cases,
         excluded,
@@ -476,8 +489,13 @@ pub fn render(
     let mut causes: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (c, o) in ops {
         if !o.matched() {
+            let known = suite
+                .known_failures
+                .get(&c.id)
+                .map(|r| format!(" (known: {r})"))
+                .unwrap_or_default();
             causes.entry(group(o)).or_default().push(format!(
-                "op case `{}`: {}",
+                "op case `{}`: {}{known}",
                 c.id,
                 o.summary()
             ));
@@ -555,13 +573,16 @@ pub fn render(
             fails.join("; ")
         ));
     }
-    s.push_str("\n## Excluded overloads\n\nNot run as op cases, with what tpuc does for them.\n\n| overload | category | reason |\n|---|---|---|\n");
+    s.push_str("\n## Excluded overloads\n\nNot run as op cases: why, and what tpuc does when a graph contains one.\n\n| overload | category | reason | tpuc |\n|---|---|---|---|\n");
     for e in &suite.excluded {
+        let tpuc = match e.category.as_str() {
+            "dynamic-shape" => "rejected when the graph is read: tpuc compiles static shapes (the error names the tensor)",
+            _ => "compile error: unsupported op target, with its count and first node",
+        };
+        let reason = e.reason.replace('|', "\\|").replace('\n', " ");
         s.push_str(&format!(
-            "| {} | {} | {} |\n",
-            e.op,
-            e.category,
-            first_line(&e.reason)
+            "| {} | {} | {reason} | {tpuc} |\n",
+            e.op, e.category
         ));
     }
     s
