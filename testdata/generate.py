@@ -616,7 +616,8 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     if t.dtype not in NP_DTYPES:
         raise TypeError(f"dtype {t.dtype} has no native numpy .npy type")
     arr = t.numpy().astype(np.dtype(NP_DTYPES[t.dtype]).newbyteorder("<"), copy=False)
-    return np.ascontiguousarray(arr)
+    # np.array keeps 0-d tensors 0-d (np.ascontiguousarray would make them shape [1]).
+    return np.array(arr, order="C", copy=True)
 
 
 def dtype_name(t: torch.Tensor) -> str:
