@@ -355,3 +355,96 @@
   %1 = "aten.scatter_reduce.two"(%y, %i, %s) {dim = 1 : i64, include_self = false, operand_names = ["self", "index", "src"], reduce = "mean"} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32> loc("scatter_mean")
   "func.return"(%0, %1) : (tensor<3x5xf32>, tensor<3x5xf32>) -> ()
 }) : () -> ()
+
+// _embedding_bag, sum mode (0): the 5 looked-up rows [5, 3] are summed per bag by a
+// one-hot [B, N] = [2, 5] membership matrix. Position i belongs to bag
+// #{b : offsets[b] <= i} - 1 (a compare of the broadcast offsets with an iota over
+// positions, summed over bags); membership compares that with an iota over bags.
+// bag_size (result 2) counts the members of each bag.
+// CHECK-LABEL: sym_name = "embedding_bag_sum"
+// CHECK: ^bb0([[W:%arg[0-9]+]]: tensor<6x3xf32>, [[I:%arg[0-9]+]]: tensor<5xi64>, [[O:%arg[0-9]+]]: tensor<2xi64>)
+// CHECK: [[ROWS:%[0-9]+]] = "stablehlo.gather"([[W]], {{%[0-9]+}})
+// CHECK-SAME: -> tensor<5x3xf32>
+// CHECK: [[POS:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x5xi64>
+// CHECK: [[ST:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[O]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi64>) -> tensor<2x5xi64>
+// CHECK: [[LE:%[0-9]+]] = "stablehlo.compare"([[ST]], [[POS]])
+// CHECK-SAME: comparison_direction LE
+// CHECK: [[LEI:%[0-9]+]] = "stablehlo.convert"([[LE]]) : (tensor<2x5xi1>) -> tensor<2x5xi64>
+// CHECK: [[NST:%[0-9]+]] = "stablehlo.reduce"([[LEI]], {{%[0-9]+}})
+// CHECK: dimensions = array<i64: 0>} : (tensor<2x5xi64>, tensor<i64>) -> tensor<5xi64>
+// CHECK: "stablehlo.constant"() {value = dense<1> : tensor<5xi64>}
+// CHECK: [[BAG:%[0-9]+]] = "stablehlo.subtract"([[NST]], {{%[0-9]+}})
+// CHECK: [[IDS:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<2x5xi64>
+// CHECK: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[BAG]]) {broadcast_dimensions = array<i64: 1>} : (tensor<5xi64>) -> tensor<2x5xi64>
+// CHECK: [[MEM:%[0-9]+]] = "stablehlo.compare"([[BB]], [[IDS]])
+// CHECK-SAME: comparison_direction EQ
+// CHECK: [[MEMI:%[0-9]+]] = "stablehlo.convert"([[MEM]]) : (tensor<2x5xi1>) -> tensor<2x5xi64>
+// CHECK: [[CNT:%[0-9]+]] = "stablehlo.reduce"([[MEMI]], {{%[0-9]+}})
+// CHECK: dimensions = array<i64: 1>} : (tensor<2x5xi64>, tensor<i64>) -> tensor<2xi64>
+// CHECK: [[HOT:%[0-9]+]] = "stablehlo.convert"([[MEM]]) : (tensor<2x5xi1>) -> tensor<2x5xf32>
+// CHECK: [[SUM:%[0-9]+]] = "stablehlo.dot_general"([[HOT]], [[ROWS]])
+// CHECK-SAME: lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]
+// CHECK-SAME: (tensor<2x5xf32>, tensor<5x3xf32>) -> tensor<2x3xf32>
+// CHECK-NOT: "stablehlo.divide"
+// CHECK: "func.return"([[SUM]], [[CNT]])
+"func.func"() <{function_type = (tensor<6x3xf32>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<2xi64>), sym_name = "embedding_bag_sum"}> ({
+^bb0(%w: tensor<6x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>):
+  %0:4 = "aten._embedding_bag.default"(%w, %i, %o) {mode = 0 : i64, operand_names = ["weight", "indices", "offsets"]} : (tensor<6x3xf32>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<2xi64>) loc("bag_sum")
+  "func.return"(%0#0, %0#2) : (tensor<2x3xf32>, tensor<2xi64>) -> ()
+}) : () -> ()
+
+// _embedding_bag, mean mode (1) with include_last_offset: the 3 offsets make 2 bags
+// (the last offset is only the end, sliced off); each bag sum is divided by
+// max(count, 1), so an empty bag gives zeros.
+// CHECK-LABEL: sym_name = "embedding_bag_mean"
+// CHECK: ^bb0([[W:%arg[0-9]+]]: tensor<6x3xf32>, [[I:%arg[0-9]+]]: tensor<5xi64>, [[O:%arg[0-9]+]]: tensor<3xi64>)
+// CHECK: [[ROWS:%[0-9]+]] = "stablehlo.gather"([[W]], {{%[0-9]+}})
+// CHECK: [[OFFS:%[0-9]+]] = "stablehlo.slice"([[O]]) {limit_indices = array<i64: 2>, start_indices = array<i64: 0>, strides = array<i64: 1>} : (tensor<3xi64>) -> tensor<2xi64>
+// CHECK: "stablehlo.broadcast_in_dim"([[OFFS]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi64>) -> tensor<2x5xi64>
+// CHECK: [[MEM:%[0-9]+]] = "stablehlo.compare"({{.*}}comparison_direction EQ
+// CHECK: [[CNT:%[0-9]+]] = "stablehlo.reduce"
+// CHECK: -> tensor<2xi64>
+// CHECK: [[HOT:%[0-9]+]] = "stablehlo.convert"([[MEM]]) : (tensor<2x5xi1>) -> tensor<2x5xf32>
+// CHECK: [[SUM:%[0-9]+]] = "stablehlo.dot_general"([[HOT]], [[ROWS]])
+// CHECK: [[CF:%[0-9]+]] = "stablehlo.convert"([[CNT]]) : (tensor<2xi64>) -> tensor<2xf32>
+// CHECK: [[ONE:%[0-9]+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<2xf32>}
+// CHECK: "stablehlo.maximum"([[CF]], [[ONE]])
+// CHECK: "stablehlo.select"
+// CHECK-NEXT: [[C:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, [[CF]], {{%[0-9]+}})
+// CHECK-NEXT: [[CB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[C]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x3xf32>
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.divide"([[SUM]], [[CB]])
+// CHECK: "func.return"([[MEAN]])
+"func.func"() <{function_type = (tensor<6x3xf32>, tensor<5xi64>, tensor<3xi64>) -> tensor<2x3xf32>, sym_name = "embedding_bag_mean"}> ({
+^bb0(%w: tensor<6x3xf32>, %i: tensor<5xi64>, %o: tensor<3xi64>):
+  %0:4 = "aten._embedding_bag.default"(%w, %i, %o) {include_last_offset = true, mode = 1 : i64, operand_names = ["weight", "indices", "offsets"]} : (tensor<6x3xf32>, tensor<5xi64>, tensor<3xi64>) -> (tensor<2x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<2xi64>) loc("bag_mean")
+  "func.return"(%0#0) : (tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// masked_scatter with a [3] mask broadcast over [2, 3] and a 4-element source: the
+// flat mask's inclusive prefix sum (reduce_window of size 6 padded 5 on the left)
+// minus one, clamped to [0, 3], is the source position of each true element; a gather
+// reads it and a select keeps self where the mask is false.
+// CHECK-LABEL: sym_name = "masked_scatter"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>, [[M:%arg[0-9]+]]: tensor<3xi1>, [[S:%arg[0-9]+]]: tensor<4xf32>)
+// CHECK: [[MB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M]]) {broadcast_dimensions = array<i64: 1>} : (tensor<3xi1>) -> tensor<2x3xi1>
+// CHECK: [[MF:%[0-9]+]] = "stablehlo.reshape"([[MB]]) : (tensor<2x3xi1>) -> tensor<6xi1>
+// CHECK: [[MI:%[0-9]+]] = "stablehlo.convert"([[MF]]) : (tensor<6xi1>) -> tensor<6xi64>
+// CHECK: [[CS:%[0-9]+]] = "stablehlo.reduce_window"([[MI]], {{%[0-9]+}})
+// CHECK: "stablehlo.add"
+// CHECK: padding = dense<{{\[\[}}5, 0]]> : tensor<1x2xi64>, window_dilations = array<i64: 1>, window_dimensions = array<i64: 6>, window_strides = array<i64: 1>} : (tensor<6xi64>, tensor<i64>) -> tensor<6xi64>
+// CHECK: "stablehlo.constant"() {value = dense<1> : tensor<6xi64>}
+// CHECK: [[P:%[0-9]+]] = "stablehlo.subtract"([[CS]], {{%[0-9]+}})
+// CHECK: [[LO:%[0-9]+]] = "stablehlo.constant"() {value = dense<0> : tensor<i64>}
+// CHECK: [[HI:%[0-9]+]] = "stablehlo.constant"() {value = dense<3> : tensor<i64>}
+// CHECK: [[PC:%[0-9]+]] = "stablehlo.clamp"([[LO]], [[P]], [[HI]])
+// CHECK: [[PICK:%[0-9]+]] = "stablehlo.gather"([[S]], {{%[0-9]+}})
+// CHECK-SAME: (tensor<4xf32>, tensor<6x1xi64>) -> tensor<6xf32>
+// CHECK: [[XF:%[0-9]+]] = "stablehlo.reshape"([[X]]) : (tensor<2x3xf32>) -> tensor<6xf32>
+// CHECK: [[SEL:%[0-9]+]] = "stablehlo.select"([[MF]], [[PICK]], [[XF]])
+// CHECK: [[R:%[0-9]+]] = "stablehlo.reshape"([[SEL]]) : (tensor<6xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x3xf32>, tensor<3xi1>, tensor<4xf32>) -> tensor<2x3xf32>, sym_name = "masked_scatter"}> ({
+^bb0(%x: tensor<2x3xf32>, %m: tensor<3xi1>, %s: tensor<4xf32>):
+  %0 = "aten.masked_scatter.default"(%x, %m, %s) {operand_names = ["self", "mask", "source"]} : (tensor<2x3xf32>, tensor<3xi1>, tensor<4xf32>) -> tensor<2x3xf32> loc("masked_scatter")
+  "func.return"(%0) : (tensor<2x3xf32>) -> ()
+}) : () -> ()

@@ -300,3 +300,37 @@
   %0 = "aten.instance_norm.default"(%x, %m, %v) {cudnn_enabled = false, eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "running_mean", "running_var"], use_input_stats = false} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32> loc("instance_norm_1")
   "func.return"(%0) : (tensor<2x3x4xf32>) -> ()
 }) : () -> ()
+
+// _weight_norm(v, g, dim=0): w = v * (g / ||v||), the L2 norm of v taken over every dim
+// but 0 ([4]), broadcast back along dim 0; g [4, 1, 1] broadcasts to v's shape.
+// CHECK-LABEL: sym_name = "weight_norm_dim0"
+// CHECK: ^bb0([[V:%arg[0-9]+]]: tensor<4x3x2xf32>, [[G:%arg[0-9]+]]: tensor<4x1x1xf32>)
+// CHECK-NEXT: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[V]], [[V]])
+// CHECK-NEXT: [[Z:%[0-9]+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK-NEXT: [[SS:%[0-9]+]] = "stablehlo.reduce"([[SQ]], [[Z]])
+// CHECK: "stablehlo.add"
+// CHECK: dimensions = array<i64: 1, 2>} : (tensor<4x3x2xf32>, tensor<f32>) -> tensor<4xf32>
+// CHECK-NEXT: [[N:%[0-9]+]] = "stablehlo.sqrt"([[SS]]) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: [[NB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[N]]) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x3x2xf32>
+// CHECK-NEXT: [[GB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[G]]) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<4x1x1xf32>) -> tensor<4x3x2xf32>
+// CHECK-NEXT: [[S:%[0-9]+]] = "stablehlo.divide"([[GB]], [[NB]])
+// CHECK-NEXT: [[W:%[0-9]+]] = "stablehlo.multiply"([[V]], [[S]])
+// CHECK-NEXT: "func.return"([[W]])
+"func.func"() <{function_type = (tensor<4x3x2xf32>, tensor<4x1x1xf32>) -> tensor<4x3x2xf32>, sym_name = "weight_norm_dim0"}> ({
+^bb0(%v: tensor<4x3x2xf32>, %g: tensor<4x1x1xf32>):
+  %0 = "aten._weight_norm.default"(%v, %g) {dim = 0 : i64, operand_names = ["v", "g"]} : (tensor<4x3x2xf32>, tensor<4x1x1xf32>) -> tensor<4x3x2xf32> loc("weight_norm")
+  "func.return"(%0) : (tensor<4x3x2xf32>) -> ()
+}) : () -> ()
+
+// _weight_norm_interface also returns the norm, reshaped to g's shape [4, 1, 1].
+// CHECK-LABEL: sym_name = "weight_norm_interface"
+// CHECK: ^bb0([[V:%arg[0-9]+]]: tensor<4x3x2xf32>, [[G:%arg[0-9]+]]: tensor<4x1x1xf32>)
+// CHECK: [[N:%[0-9]+]] = "stablehlo.sqrt"({{%[0-9]+}}) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: [[W:%[0-9]+]] = "stablehlo.multiply"([[V]], {{%[0-9]+}})
+// CHECK-NEXT: [[NR:%[0-9]+]] = "stablehlo.reshape"([[N]]) : (tensor<4xf32>) -> tensor<4x1x1xf32>
+// CHECK-NEXT: "func.return"([[W]], [[NR]])
+"func.func"() <{function_type = (tensor<4x3x2xf32>, tensor<4x1x1xf32>) -> (tensor<4x3x2xf32>, tensor<4x1x1xf32>), sym_name = "weight_norm_interface"}> ({
+^bb0(%v: tensor<4x3x2xf32>, %g: tensor<4x1x1xf32>):
+  %0:2 = "aten._weight_norm_interface.default"(%v, %g) {dim = 0 : i64, operand_names = ["v", "g"]} : (tensor<4x3x2xf32>, tensor<4x1x1xf32>) -> (tensor<4x3x2xf32>, tensor<4x1x1xf32>) loc("weight_norm_interface")
+  "func.return"(%0#0, %0#1) : (tensor<4x3x2xf32>, tensor<4x1x1xf32>) -> ()
+}) : () -> ()

@@ -343,3 +343,89 @@
   %0 = "aten.linalg_vector_norm.default"(%x) {dim = array<i64: -1>, keepdim = false, operand_names = ["self"], ord = 2.000000e+00 : f64} : (tensor<2x3x4xf32>) -> tensor<2x3xf32> loc("norm")
   "func.return"(%0) : (tensor<2x3xf32>) -> ()
 }) : () -> ()
+
+// _cdist_forward with p = 2: x1 [3, 2] and x2 [4, 2] broadcast to [3, 4, 2] (x1 on
+// dims 0 and 2, x2 on dims 1 and 2), and the differences' squares are summed over the
+// feature dim before a sqrt.
+// CHECK-LABEL: sym_name = "cdist"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<3x2xf32>, [[B:%arg[0-9]+]]: tensor<4x2xf32>)
+// CHECK-NEXT: [[AB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[A]]) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<3x2xf32>) -> tensor<3x4x2xf32>
+// CHECK-NEXT: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 1, 2>} : (tensor<4x2xf32>) -> tensor<3x4x2xf32>
+// CHECK-NEXT: [[D:%[0-9]+]] = "stablehlo.subtract"([[AB]], [[BB]])
+// CHECK-NEXT: [[ABS:%[0-9]+]] = "stablehlo.abs"([[D]])
+// CHECK-NEXT: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[ABS]], [[ABS]])
+// CHECK-NEXT: [[Z:%[0-9]+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK-NEXT: [[SS:%[0-9]+]] = "stablehlo.reduce"([[SQ]], [[Z]])
+// CHECK: "stablehlo.add"
+// CHECK: dimensions = array<i64: 2>} : (tensor<3x4x2xf32>, tensor<f32>) -> tensor<3x4xf32>
+// CHECK-NEXT: [[R:%[0-9]+]] = "stablehlo.sqrt"([[SS]]) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<3x2xf32>, tensor<4x2xf32>) -> tensor<3x4xf32>, sym_name = "cdist"}> ({
+^bb0(%a: tensor<3x2xf32>, %b: tensor<4x2xf32>):
+  %0 = "aten._cdist_forward.default"(%a, %b) {operand_names = ["x1", "x2"], p = 2.000000e+00 : f64} : (tensor<3x2xf32>, tensor<4x2xf32>) -> tensor<3x4xf32> loc("cdist")
+  "func.return"(%0) : (tensor<3x4xf32>) -> ()
+}) : () -> ()
+
+// _pdist_forward with p = 1 on [4, 2]: the [4, 4] matrix of summed absolute
+// differences, flattened, and the upper triangle i < j read in row-major order with a
+// gather of the constant flat indices i * 4 + j = 1, 2, 3, 6, 7, 11.
+// CHECK-LABEL: sym_name = "pdist"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<4x2xf32>)
+// CHECK-NEXT: [[XA:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[X]]) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x2xf32>) -> tensor<4x4x2xf32>
+// CHECK-NEXT: [[XB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[X]]) {broadcast_dimensions = array<i64: 1, 2>} : (tensor<4x2xf32>) -> tensor<4x4x2xf32>
+// CHECK-NEXT: [[D:%[0-9]+]] = "stablehlo.subtract"([[XA]], [[XB]])
+// CHECK-NEXT: [[ABS:%[0-9]+]] = "stablehlo.abs"([[D]])
+// CHECK-NOT: "stablehlo.multiply"
+// CHECK: [[DIST:%[0-9]+]] = "stablehlo.reduce"([[ABS]], {{%[0-9]+}})
+// CHECK: dimensions = array<i64: 2>} : (tensor<4x4x2xf32>, tensor<f32>) -> tensor<4x4xf32>
+// CHECK-NEXT: [[IDX:%[0-9]+]] = "stablehlo.constant"() {value = dense<[1, 2, 3, 6, 7, 11]> : tensor<6xi64>}
+// CHECK-NEXT: [[FLAT:%[0-9]+]] = "stablehlo.reshape"([[DIST]]) : (tensor<4x4xf32>) -> tensor<16xf32>
+// CHECK: [[G:%[0-9]+]] = "stablehlo.gather"([[FLAT]], {{%[0-9]+}})
+// CHECK-SAME: (tensor<16xf32>, tensor<6x1xi64>) -> tensor<6xf32>
+// CHECK-NEXT: "func.return"([[G]])
+"func.func"() <{function_type = (tensor<4x2xf32>) -> tensor<6xf32>, sym_name = "pdist"}> ({
+^bb0(%a: tensor<4x2xf32>):
+  %0 = "aten._pdist_forward.default"(%a) {operand_names = ["self"], p = 1.000000e+00 : f64} : (tensor<4x2xf32>) -> tensor<6xf32> loc("pdist")
+  "func.return"(%0) : (tensor<6xf32>) -> ()
+}) : () -> ()
+
+// histc(bins=4, min=0, max=2) of [2, 3]: bin = floor((x - 0) * 4 / (2 - 0)) capped at
+// 3 (so x == max falls in the last bin), counted only for 0 <= x <= 2, through a
+// one-hot [6, 4] comparison with an iota over bins summed over the elements.
+// CHECK-LABEL: sym_name = "histc"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK-NEXT: [[F:%[0-9]+]] = "stablehlo.reshape"([[X]]) : (tensor<2x3xf32>) -> tensor<6xf32>
+// CHECK-NEXT: [[LOS:%[0-9]+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK-NEXT: [[HIS:%[0-9]+]] = "stablehlo.constant"() {value = dense<2.000000e+00> : tensor<f32>}
+// CHECK-NEXT: [[LO:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[LOS]])
+// CHECK-NEXT: [[HI:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[HIS]])
+// CHECK-NEXT: [[WID:%[0-9]+]] = "stablehlo.subtract"([[HI]], [[LO]])
+// CHECK-NEXT: [[OFF:%[0-9]+]] = "stablehlo.subtract"([[F]], [[LO]])
+// CHECK-NEXT: [[NBS:%[0-9]+]] = "stablehlo.constant"() {value = dense<4.000000e+00> : tensor<f32>}
+// CHECK-NEXT: [[NB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[NBS]])
+// CHECK-NEXT: [[SC:%[0-9]+]] = "stablehlo.multiply"([[OFF]], [[NB]])
+// CHECK-NEXT: [[POS:%[0-9]+]] = "stablehlo.divide"([[SC]], [[WID]])
+// CHECK-NEXT: [[FL:%[0-9]+]] = "stablehlo.floor"([[POS]])
+// CHECK-NEXT: [[BIN:%[0-9]+]] = "stablehlo.convert"([[FL]]) : (tensor<6xf32>) -> tensor<6xi64>
+// CHECK-NEXT: [[LAST:%[0-9]+]] = "stablehlo.constant"() {value = dense<3> : tensor<6xi64>}
+// CHECK-NEXT: [[BINC:%[0-9]+]] = "stablehlo.minimum"([[BIN]], [[LAST]])
+// CHECK-NEXT: [[GE:%[0-9]+]] = "stablehlo.compare"([[F]], [[LO]])
+// CHECK-SAME: comparison_direction GE
+// CHECK-NEXT: [[LE:%[0-9]+]] = "stablehlo.compare"([[F]], [[HI]])
+// CHECK-SAME: comparison_direction LE
+// CHECK-NEXT: [[IN:%[0-9]+]] = "stablehlo.and"([[GE]], [[LE]])
+// CHECK-NEXT: [[COL:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<6x4xi64>
+// CHECK-NEXT: [[BB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[BINC]]) {broadcast_dimensions = array<i64: 0>} : (tensor<6xi64>) -> tensor<6x4xi64>
+// CHECK-NEXT: [[HIT:%[0-9]+]] = "stablehlo.compare"([[BB]], [[COL]])
+// CHECK-SAME: comparison_direction EQ
+// CHECK-NEXT: [[INB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[IN]]) {broadcast_dimensions = array<i64: 0>} : (tensor<6xi1>) -> tensor<6x4xi1>
+// CHECK-NEXT: [[H:%[0-9]+]] = "stablehlo.and"([[HIT]], [[INB]])
+// CHECK-NEXT: [[HF:%[0-9]+]] = "stablehlo.convert"([[H]]) : (tensor<6x4xi1>) -> tensor<6x4xf32>
+// CHECK: [[CNT:%[0-9]+]] = "stablehlo.reduce"([[HF]], {{%[0-9]+}})
+// CHECK: dimensions = array<i64: 0>} : (tensor<6x4xf32>, tensor<f32>) -> tensor<4xf32>
+// CHECK-NEXT: "func.return"([[CNT]])
+"func.func"() <{function_type = (tensor<2x3xf32>) -> tensor<4xf32>, sym_name = "histc"}> ({
+^bb0(%a: tensor<2x3xf32>):
+  %0 = "aten.histc.default"(%a) {bins = 4 : i64, max = 2.000000e+00 : f64, min = 0.000000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<4xf32> loc("histc")
+  "func.return"(%0) : (tensor<4xf32>) -> ()
+}) : () -> ()

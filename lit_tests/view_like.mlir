@@ -277,3 +277,76 @@
   %0 = "aten.flip.default"(%a) {dims = array<i64: 0, -1>, operand_names = ["self"]} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc("flip")
   "func.return"(%0) : (tensor<2x3x4xf32>) -> ()
 }) : () -> ()
+
+// roll by -3 along dim 1 (size 5) is roll by 2: out[:, i] = x[:, (i + 3) % 5], the
+// tail x[:, 3:5] followed by the head x[:, 0:3]. With no dims the tensor rolls
+// flattened: shift 1 over 6 elements puts element 5 first.
+// CHECK-LABEL: sym_name = "roll"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x5xf32>, [[Y:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK: [[T:%[0-9]+]] = "stablehlo.slice"([[X]]) {limit_indices = array<i64: 2, 5>, start_indices = array<i64: 0, 3>, strides = array<i64: 1, 1>} : (tensor<2x5xf32>) -> tensor<2x2xf32>
+// CHECK-NEXT: [[H:%[0-9]+]] = "stablehlo.slice"([[X]]) {limit_indices = array<i64: 2, 3>, start_indices = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x5xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: [[R:%[0-9]+]] = "stablehlo.concatenate"([[T]], [[H]]) {dimension = 1 : i64} : (tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<2x5xf32>
+// CHECK-NEXT: [[F:%[0-9]+]] = "stablehlo.reshape"([[Y]]) : (tensor<2x3xf32>) -> tensor<6xf32>
+// CHECK-NEXT: [[FT:%[0-9]+]] = "stablehlo.slice"([[F]]) {limit_indices = array<i64: 6>, start_indices = array<i64: 5>, strides = array<i64: 1>} : (tensor<6xf32>) -> tensor<1xf32>
+// CHECK-NEXT: [[FH:%[0-9]+]] = "stablehlo.slice"([[F]]) {limit_indices = array<i64: 5>, start_indices = array<i64: 0>, strides = array<i64: 1>} : (tensor<6xf32>) -> tensor<5xf32>
+// CHECK-NEXT: [[FC:%[0-9]+]] = "stablehlo.concatenate"([[FT]], [[FH]]) {dimension = 0 : i64} : (tensor<1xf32>, tensor<5xf32>) -> tensor<6xf32>
+// CHECK-NEXT: [[FR:%[0-9]+]] = "stablehlo.reshape"([[FC]]) : (tensor<6xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: "func.return"([[R]], [[FR]])
+"func.func"() <{function_type = (tensor<2x5xf32>, tensor<2x3xf32>) -> (tensor<2x5xf32>, tensor<2x3xf32>), sym_name = "roll"}> ({
+^bb0(%x: tensor<2x5xf32>, %y: tensor<2x3xf32>):
+  %0 = "aten.roll.default"(%x) {dims = array<i64: 1>, operand_names = ["self"], shifts = array<i64: -3>} : (tensor<2x5xf32>) -> tensor<2x5xf32> loc("roll")
+  %1 = "aten.roll.default"(%y) {dims = array<i64>, operand_names = ["self"], shifts = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("roll_flat")
+  "func.return"(%0, %1) : (tensor<2x5xf32>, tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// repeat_interleave(repeats=3, dim=0) on [2, 3]: a new dim of 3 copies after dim 0
+// ([2, 3, 3], broadcast dims 0 and 2), merged into it: rows x0, x0, x0, x1, x1, x1.
+// CHECK-LABEL: sym_name = "repeat_interleave"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK-NEXT: [[B:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[X]]) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<2x3xf32>) -> tensor<2x3x3xf32>
+// CHECK-NEXT: [[R:%[0-9]+]] = "stablehlo.reshape"([[B]]) : (tensor<2x3x3xf32>) -> tensor<6x3xf32>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<2x3xf32>) -> tensor<6x3xf32>, sym_name = "repeat_interleave"}> ({
+^bb0(%x: tensor<2x3xf32>):
+  %0 = "aten.repeat_interleave.self_int"(%x) {dim = 0 : i64, operand_names = ["self"], repeats = 3 : i64} : (tensor<2x3xf32>) -> tensor<6x3xf32> loc("repeat_interleave")
+  "func.return"(%0) : (tensor<6x3xf32>) -> ()
+}) : () -> ()
+
+// diagonal(offset=1, dim1=0, dim2=1) of [3, 4, 2]: the two dims move last
+// ([2, 3, 4]) and the diagonal, of length min(3, 4 - 1) = 3, is a gather of the
+// constant (row, col) pairs (0,1), (1,2), (2,3); the kept dim leads the result.
+// CHECK-LABEL: sym_name = "diagonal"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<3x4x2xf32>)
+// CHECK-NEXT: [[T:%[0-9]+]] = "stablehlo.transpose"([[X]]) {permutation = array<i64: 2, 0, 1>} : (tensor<3x4x2xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: [[C:%[0-9]+]] = "stablehlo.constant"() {value = dense<[0, 1, 1, 2, 2, 3]> : tensor<6xi64>}
+// CHECK-NEXT: [[I:%[0-9]+]] = "stablehlo.reshape"([[C]]) : (tensor<6xi64>) -> tensor<3x2xi64>
+// CHECK-NEXT: [[G:%[0-9]+]] = "stablehlo.gather"([[T]], [[I]]) {dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [1, 2], start_index_map = [1, 2], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 2, 1, 1>} : (tensor<2x3x4xf32>, tensor<3x2xi64>) -> tensor<2x3xf32>
+// CHECK-NEXT: "func.return"([[G]])
+"func.func"() <{function_type = (tensor<3x4x2xf32>) -> tensor<2x3xf32>, sym_name = "diagonal"}> ({
+^bb0(%x: tensor<3x4x2xf32>):
+  %0 = "aten.diagonal.default"(%x) {dim1 = 0 : i64, dim2 = 1 : i64, offset = 1 : i64, operand_names = ["self"]} : (tensor<3x4x2xf32>) -> tensor<2x3xf32> loc("diagonal")
+  "func.return"(%0) : (tensor<2x3xf32>) -> ()
+}) : () -> ()
+
+// as_strided(size=[2, 2], stride=[4, 2], storage_offset=1) of [3, 4]: flat index
+// 1 + 4i + 2j (elements 1, 3, 5, 7) from iotas, gathered from the flattened input.
+// CHECK-LABEL: sym_name = "as_strided"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<3x4xf32>)
+// CHECK-NEXT: [[OFF:%[0-9]+]] = "stablehlo.constant"() {value = dense<1> : tensor<2x2xi64>}
+// CHECK-NEXT: [[I0:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<2x2xi64>
+// CHECK-NEXT: [[S0:%[0-9]+]] = "stablehlo.constant"() {value = dense<4> : tensor<2x2xi64>}
+// CHECK-NEXT: [[M0:%[0-9]+]] = "stablehlo.multiply"([[I0]], [[S0]])
+// CHECK-NEXT: [[A0:%[0-9]+]] = "stablehlo.add"([[OFF]], [[M0]])
+// CHECK-NEXT: [[I1:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x2xi64>
+// CHECK-NEXT: [[S1:%[0-9]+]] = "stablehlo.constant"() {value = dense<2> : tensor<2x2xi64>}
+// CHECK-NEXT: [[M1:%[0-9]+]] = "stablehlo.multiply"([[I1]], [[S1]])
+// CHECK-NEXT: [[IDX:%[0-9]+]] = "stablehlo.add"([[A0]], [[M1]])
+// CHECK-NEXT: [[FLAT:%[0-9]+]] = "stablehlo.reshape"([[X]]) : (tensor<3x4xf32>) -> tensor<12xf32>
+// CHECK: "stablehlo.compare"([[IDX]], {{%[0-9]+}})
+// CHECK: [[G:%[0-9]+]] = "stablehlo.gather"([[FLAT]], {{%[0-9]+}}) {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1>} : (tensor<12xf32>, tensor<2x2x1xi64>) -> tensor<2x2xf32>
+// CHECK-NEXT: "func.return"([[G]])
+"func.func"() <{function_type = (tensor<3x4xf32>) -> tensor<2x2xf32>, sym_name = "as_strided"}> ({
+^bb0(%x: tensor<3x4xf32>):
+  %0 = "aten.as_strided.default"(%x) {operand_names = ["self"], size = array<i64: 2, 2>, storage_offset = 1 : i64, stride = array<i64: 4, 2>} : (tensor<3x4xf32>) -> tensor<2x2xf32> loc("as_strided")
+  "func.return"(%0) : (tensor<2x2xf32>) -> ()
+}) : () -> ()
