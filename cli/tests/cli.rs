@@ -295,17 +295,7 @@ fn core_aten_op_suite_matches_pytorch() {
     let root = repo().join("testdata/ops");
     let suite = coverage::read_op_suite(&root).expect("testdata/ops/index.json");
     assert!(!suite.cases.is_empty());
-    let expected: std::collections::BTreeMap<String, String> =
-        std::fs::read_to_string(root.join("expected_failures.txt"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(|l| match l.split_once(char::is_whitespace) {
-                Some((id, why)) => (id.to_string(), why.trim().to_string()),
-                None => (l.to_string(), String::new()),
-            })
-            .collect();
+    let expected = &suite.known_failures;
     let plugin = tpuc_runtime::discover::find_plugin(None).expect("CPU plugin (make setup)");
     let plugin = tpuc_runtime::Plugin::load(&plugin).unwrap();
     let client = plugin
