@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use tpuc_runtime::pjrt::NamedValue;
 use tpuc_runtime::{Buffer, CompileSource, DType, HostTensor, Session};
 
 pub struct BenchArgs {
@@ -15,9 +14,7 @@ pub struct BenchArgs {
     pub resident: bool,
     pub upload_per_call: bool,
     pub zeros: bool,
-    pub plugin: Option<PathBuf>,
-    pub client_options: Vec<(String, NamedValue)>,
-    pub no_cache: bool,
+    pub client: crate::load::ClientArgs,
 }
 
 /// Latency summary of one measured loop.
@@ -159,9 +156,10 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     if args.iterations == 0 {
         return Err("--iterations must be at least 1".into());
     }
-    let (client, opened) = crate::load::open_client(args.plugin.as_deref(), &args.client_options)?;
+    let (client, opened) =
+        crate::load::open_client(args.client.plugin.as_deref(), &args.client.client_options)?;
     let t = Instant::now();
-    let session = crate::load::load_session(&args.artifact, &client, args.no_cache)?;
+    let session = crate::load::load_session(&args.artifact, &client, args.client.no_cache)?;
     let session_load = t.elapsed();
 
     let inputs = if args.inputs.is_empty() {
@@ -205,7 +203,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         "            executable {} in {}; {} weight(s), {} uploaded in {}",
         match report.compile {
             CompileSource::Cache => "loaded from the cache",
-            CompileSource::Compiled if args.no_cache => "compiled (cache bypassed)",
+            CompileSource::Compiled if args.client.no_cache => "compiled (cache bypassed)",
             CompileSource::Compiled if report.cache_entry.is_some() => {
                 "compiled and stored in the cache"
             }

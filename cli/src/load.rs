@@ -11,6 +11,22 @@ use std::time::{Duration, Instant};
 use tpuc_runtime::pjrt::NamedValue;
 use tpuc_runtime::{CacheMode, Client, ClientOptions, LoadEvent, LoadOptions, Plugin, Session};
 
+/// The plugin, client and cache flags `tpuc run` and `tpuc bench` share.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ClientArgs {
+    /// PJRT plugin (.so); default: $TPUC_PJRT_PLUGIN, then the project's .deps, then
+    /// plugins installed in Python environments (see `tpuc devices`).
+    #[arg(long)]
+    pub plugin: Option<PathBuf>,
+    /// A plugin create option, NAME=VALUE (repeatable; true/false, integers, 1,2,3
+    /// lists, floats, strings), e.g. asynchronous=false for the CPU plugin.
+    #[arg(long = "client-option", value_name = "NAME=VALUE", value_parser = parse_client_option)]
+    pub client_options: Vec<(String, NamedValue)>,
+    /// Compile the program even if the executable cache has it, and do not store it.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
 /// What opening the client took, for `tpuc bench`.
 pub struct OpenedClient {
     pub plugin_path: PathBuf,

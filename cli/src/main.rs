@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use tpuc_runtime::pjrt::NamedValue;
 
 #[derive(Parser)]
 #[command(
@@ -82,35 +81,7 @@ enum Command {
     #[cfg(feature = "compiler")]
     Inspect { model: PathBuf },
     /// Run an artifact on a PJRT plugin, reading and writing .npy files.
-    Run {
-        artifact: PathBuf,
-        /// User inputs in order, as .npy files.
-        #[arg(long = "input")]
-        inputs: Vec<PathBuf>,
-        /// Reference outputs in order; prints errors and fails outside tolerance.
-        #[arg(long = "expect")]
-        expect: Vec<PathBuf>,
-        /// Directory to write outputs to (output_0.npy, ...).
-        #[arg(long)]
-        output_dir: Option<PathBuf>,
-        /// PJRT plugin (.so); default: $TPUC_PJRT_PLUGIN, then the project's .deps, then
-        /// plugins installed in Python environments (see `tpuc devices`).
-        #[arg(long)]
-        plugin: Option<PathBuf>,
-        /// A plugin create option, NAME=VALUE (repeatable; true/false, integers, 1,2,3
-        /// lists, floats, strings), e.g. asynchronous=false for the CPU plugin.
-        #[arg(long = "client-option", value_name = "NAME=VALUE", value_parser = load::parse_client_option)]
-        client_options: Vec<(String, NamedValue)>,
-        /// Compile the program even if the executable cache has it, and do not store it.
-        #[arg(long)]
-        no_cache: bool,
-        /// Relative tolerance (default depends on dtype: f32 1e-4, f16 1e-2, bf16 2e-2).
-        #[arg(long)]
-        rtol: Option<f64>,
-        /// Absolute tolerance (default depends on dtype: f32 1e-5, f16 1e-3, bf16 1e-2).
-        #[arg(long)]
-        atol: Option<f64>,
-    },
+    Run(run_cmd::RunArgs),
     /// List the PJRT plugins tpuc finds: path, PJRT C API version, StableHLO versions,
     /// platform and devices. A plugin that fails to load is listed with its error.
     ///
@@ -149,17 +120,8 @@ enum Command {
         /// or "zeros".
         #[arg(long, default_value = "iota", value_parser = ["iota", "zeros"])]
         fill: String,
-        /// PJRT plugin (.so); default: $TPUC_PJRT_PLUGIN, then the project's .deps, then
-        /// plugins installed in Python environments (see `tpuc devices`).
-        #[arg(long)]
-        plugin: Option<PathBuf>,
-        /// A plugin create option, NAME=VALUE (repeatable; true/false, integers, 1,2,3
-        /// lists, floats, strings), e.g. asynchronous=false for the CPU plugin.
-        #[arg(long = "client-option", value_name = "NAME=VALUE", value_parser = load::parse_client_option)]
-        client_options: Vec<(String, NamedValue)>,
-        /// Compile the program even if the executable cache has it, and do not store it.
-        #[arg(long)]
-        no_cache: bool,
+        #[command(flatten)]
+        client: load::ClientArgs,
     },
 }
 
@@ -217,27 +179,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         } => compiler_cmds::opt(file, &pass_pipeline, debug_locations, list_passes),
         #[cfg(feature = "compiler")]
         Command::Inspect { model } => compiler_cmds::inspect(&model),
-        Command::Run {
-            artifact,
-            inputs,
-            expect,
-            output_dir,
-            plugin,
-            client_options,
-            no_cache,
-            rtol,
-            atol,
-        } => run_cmd::run_artifact(&run_cmd::RunArgs {
-            artifact,
-            inputs,
-            expect,
-            output_dir,
-            plugin,
-            client_options,
-            no_cache,
-            rtol,
-            atol,
-        }),
+        Command::Run(args) => run_cmd::run_artifact(&args),
         Command::Devices { plugin } => devices::devices(plugin.as_deref()),
         Command::Bench {
             artifact,
@@ -247,9 +189,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             resident,
             upload_per_call,
             fill,
-            plugin,
-            client_options,
-            no_cache,
+            client,
         } => bench::bench(&bench::BenchArgs {
             artifact,
             inputs,
@@ -258,9 +198,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             resident: resident || !upload_per_call,
             upload_per_call: upload_per_call || !resident,
             zeros: fill == "zeros",
-            plugin,
-            client_options,
-            no_cache,
+            client,
         }),
     }
 }

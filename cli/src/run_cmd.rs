@@ -4,17 +4,26 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use tpuc_runtime::compare::{compare, default_tolerances};
-use tpuc_runtime::pjrt::NamedValue;
 
+#[derive(clap::Args, Debug)]
 pub struct RunArgs {
     pub artifact: PathBuf,
+    /// User inputs in order, as .npy files.
+    #[arg(long = "input")]
     pub inputs: Vec<PathBuf>,
+    /// Reference outputs in order; prints errors and fails outside tolerance.
+    #[arg(long = "expect")]
     pub expect: Vec<PathBuf>,
+    /// Directory to write outputs to (output_0.npy, ...).
+    #[arg(long)]
     pub output_dir: Option<PathBuf>,
-    pub plugin: Option<PathBuf>,
-    pub client_options: Vec<(String, NamedValue)>,
-    pub no_cache: bool,
+    #[command(flatten)]
+    pub client: crate::load::ClientArgs,
+    /// Relative tolerance (default depends on dtype: f32 1e-4, f16 1e-2, bf16 2e-2).
+    #[arg(long)]
     pub rtol: Option<f64>,
+    /// Absolute tolerance (default depends on dtype: f32 1e-5, f16 1e-3, bf16 1e-2).
+    #[arg(long)]
     pub atol: Option<f64>,
 }
 
@@ -24,14 +33,12 @@ pub fn run_artifact(args: &RunArgs) -> Result<ExitCode, String> {
         inputs,
         expect,
         output_dir,
-        plugin,
-        client_options,
-        no_cache,
+        client: flags,
         rtol,
         atol,
     } = args;
-    let (client, _) = crate::load::open_client(plugin.as_deref(), client_options)?;
-    let session = crate::load::load_session(artifact, &client, *no_cache)?;
+    let (client, _) = crate::load::open_client(flags.plugin.as_deref(), &flags.client_options)?;
+    let session = crate::load::load_session(artifact, &client, flags.no_cache)?;
     let tensors = inputs
         .iter()
         .map(|p| tpuc_runtime::npy::read_npy(p).map_err(|e| e.to_string()))

@@ -55,10 +55,7 @@ fn sdpa(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let (l, s) = (q.shape()[r - 2], k.shape()[r - 2]);
     let scale = op.number_opt("scale").unwrap_or(1.0 / (d as f64).sqrt());
     // PyTorch's math backend upcasts f16/bf16 to f32 for the whole computation.
-    let cd = match ty.dtype {
-        DType::F16 | DType::Bf16 => DType::F32,
-        other => other,
-    };
+    let cd = super::elementwise::accumulator(ty.dtype);
     let (q, k, v) = (e.convert(q, cd)?, e.convert(k, cd)?, e.convert(v, cd)?);
     let (k, v) =
         if op.bool_or("enable_gqa", false) && r >= 3 && k.shape()[r - 3] != q.shape()[r - 3] {

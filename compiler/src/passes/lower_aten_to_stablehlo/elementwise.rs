@@ -101,13 +101,18 @@ pub fn result_type(operands: &[Operand]) -> DType {
     best.unwrap_or(DType::F32)
 }
 
-/// The type arithmetic is carried out in for a result of type `ty`: PyTorch computes
-/// f16/bf16 math in f32 and rounds once per op, so do we.
-pub fn compute_type(ty: &TensorType) -> TensorType {
-    match ty.dtype {
-        DType::F16 | DType::Bf16 => ty.with_dtype(DType::F32),
-        _ => ty.clone(),
+/// The dtype PyTorch computes and accumulates `d` in: f32 for f16/bf16 (rounded once
+/// at the end of each op), `d` itself otherwise.
+pub fn accumulator(d: DType) -> DType {
+    match d {
+        DType::F16 | DType::Bf16 => DType::F32,
+        other => other,
     }
+}
+
+/// The type arithmetic is carried out in for a result of type `ty` (see [`accumulator`]).
+pub fn compute_type(ty: &TensorType) -> TensorType {
+    ty.with_dtype(accumulator(ty.dtype))
 }
 
 /// Converts `x` to `ty`'s dtype and broadcasts it to `ty`'s shape.

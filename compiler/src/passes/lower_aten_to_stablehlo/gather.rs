@@ -87,6 +87,66 @@ fn index_select(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     Ok(vec![e.reshape(&out, &op.result(0)?.shape)?])
 }
 
+/// The common part of advanced indexing (`index`, `index_put`): the indexed dims moved
+/// to the front of `x` (in order), the index tensors wrapped, broadcast together and
+/// stacked into coordinates `[B..., k]`.
+struct AdvancedIndex {
+    /// The indexed dims of `x`, in order.
+    dims: Vec<usize>,
+    /// The permutation that moves them to the front.
+    perm: Vec<i64>,
+    /// `x` transposed by `perm`.
+    xt: TValue,
+    /// The broadcast shape of the index tensors.
+    bshape: Vec<i64>,
+    /// Coordinates `[bshape..., dims.len()]`.
+    coords: TValue,
+}
+
+impl AdvancedIndex {
+    fn new(e: &Emitter, x: &TValue, indexed: &[(usize, &TValue)]) -> LResult<AdvancedIndex> {
+        let mut bshape: Vec<i64> = vec![];
+        for (_, t) in indexed {
+            bshape = broadcast_shapes(&bshape, t.shape())?;
+        }
+        let dims: Vec<usize> = indexed.iter().map(|(d, _)| *d).collect();
+        let mut perm: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        perm.extend((0..x.rank() as i64).filter(|d| !dims.contains(&(*d as usize))));
+        let xt = e.transpose(x, &perm)?;
+        let mut column = bshape.clone();
+        column.push(1);
+        let mut parts = Vec::new();
+        for (d, t) in indexed {
+            let w = e.broadcast_to(&wrap(e, t, x.shape()[*d])?, &bshape)?;
+            parts.push(e.reshape(&w, &column)?);
+        }
+        let refs: Vec<&TValue> = parts.iter().collect();
+        let coords = e.concatenate(&refs, bshape.len() as i64)?;
+        Ok(AdvancedIndex {
+            dims,
+            perm,
+            xt,
+            bshape,
+            coords,
+        })
+    }
+
+    /// Whether the indexed dims are adjacent: PyTorch then keeps the broadcast dims
+    /// where the first indexed dim was, instead of in front.
+    fn adjacent(&self) -> bool {
+        self.dims.windows(2).all(|w| w[1] == w[0] + 1)
+    }
+}
+
+/// The inverse of a permutation.
+pub(super) fn inverse_permutation(perm: &[i64]) -> Vec<i64> {
+    let mut inverse = vec![0i64; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p as usize] = i as i64;
+    }
+    inverse
+}
+
 /// Advanced indexing `x[i0, :, i2, ...]` with optional index tensors.
 fn index(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let x = op.tensor("self")?;
@@ -103,26 +163,9 @@ fn index(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     if indices.len() > x.rank() {
         return Err(LowerError::Invalid("too many indices for tensor".into()));
     }
-    let mut bshape: Vec<i64> = vec![];
-    for (_, t) in &indexed {
-        bshape = broadcast_shapes(&bshape, t.shape())?;
-    }
-    // Move indexed dims to the front, in order.
-    let dims: Vec<usize> = indexed.iter().map(|(d, _)| *d).collect();
-    let mut perm: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-    perm.extend((0..x.rank() as i64).filter(|d| !dims.contains(&(*d as usize))));
-    let xt = e.transpose(x, &perm)?;
+    let ai = AdvancedIndex::new(e, x, &indexed)?;
+    let (xt, bshape, dims) = (&ai.xt, &ai.bshape, &ai.dims);
     let k = dims.len();
-    let mut coords = Vec::new();
-    for (d, t) in &indexed {
-        let w = wrap(e, t, x.shape()[*d])?;
-        let w = e.broadcast_to(&w, &bshape)?;
-        let mut s = bshape.clone();
-        s.push(1);
-        coords.push(e.reshape(&w, &s)?);
-    }
-    let refs: Vec<&TValue> = coords.iter().collect();
-    let stacked = e.concatenate(&refs, bshape.len() as i64)?;
     let mut slice_sizes = xt.shape().to_vec();
     for s in slice_sizes.iter_mut().take(k) {
         *s = 1;
@@ -136,12 +179,11 @@ fn index(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         index_vector_dim: nb,
         slice_sizes,
     };
-    let out = e.gather(&xt, &stacked, &g)?;
+    let out = e.gather(xt, &ai.coords, &g)?;
     // Adjacent indexed dims keep their place: the broadcast dims go where the first
     // indexed dim was.
-    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
     let first = dims[0];
-    let out = if adjacent && first > 0 {
+    let out = if ai.adjacent() && first > 0 {
         let r = out.rank() as i64;
         let mut p: Vec<i64> = (nb..nb + first as i64).collect();
         p.extend(0..nb);
@@ -331,38 +373,22 @@ fn index_put(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             return Ok(vec![index_put_mask(e, x, mask, values, accumulate)?]);
         }
     }
-    let mut bshape: Vec<i64> = vec![];
-    for (_, t) in &indexed {
-        bshape = broadcast_shapes(&bshape, t.shape())?;
-    }
-    let dims: Vec<usize> = indexed.iter().map(|(d, _)| *d).collect();
+    let ai = AdvancedIndex::new(e, x, &indexed)?;
+    let (xt, bshape, dims) = (&ai.xt, &ai.bshape, &ai.dims);
     let k = dims.len();
-    let mut perm: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-    perm.extend((0..x.rank() as i64).filter(|d| !dims.contains(&(*d as usize))));
-    let xt = e.transpose(x, &perm)?;
-    let mut coords = Vec::new();
-    for (d, t) in &indexed {
-        let w = wrap(e, t, x.shape()[*d])?;
-        let w = e.broadcast_to(&w, &bshape)?;
-        let mut s = bshape.clone();
-        s.push(1);
-        coords.push(e.reshape(&w, &s)?);
-    }
-    let refs: Vec<&TValue> = coords.iter().collect();
-    let stacked = e.concatenate(&refs, bshape.len() as i64)?;
     let nb = bshape.len();
     let rest: Vec<i64> = xt.shape()[k..].to_vec();
     // Values broadcast to the shape x[indices] has in PyTorch, then into our layout
     // (broadcast dims first, then the remaining dims).
-    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
+    let adjacent = ai.adjacent();
     let first = dims[0];
     let torch_shape: Vec<i64> = if adjacent {
         let mut s = x.shape()[..first].to_vec();
-        s.extend(&bshape);
+        s.extend(bshape);
         s.extend(&x.shape()[dims[k - 1] + 1..]);
         s
     } else {
-        let mut s = bshape.clone();
+        let mut s = bshape.to_vec();
         s.extend(&rest);
         s
     };
@@ -395,13 +421,9 @@ fn index_put(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     } else {
         None
     };
-    let out = e.scatter(&xt, &stacked, &v, &d, kind)?;
+    let out = e.scatter(xt, &ai.coords, &v, &d, kind)?;
     // Undo the transposition.
-    let mut inverse = vec![0i64; perm.len()];
-    for (i, &p) in perm.iter().enumerate() {
-        inverse[p as usize] = i as i64;
-    }
-    Ok(vec![e.transpose(&out, &inverse)?])
+    Ok(vec![e.transpose(&out, &inverse_permutation(&ai.perm))?])
 }
 
 /// Writes `src` into the slices `positions` of `x` along `dim` (window scatter).
@@ -446,11 +468,7 @@ fn scatter_along(
         index_vector_dim: 1,
     };
     let out = e.scatter(&xt, &idx, &upd, &d, kind)?;
-    let mut inverse = vec![0i64; r];
-    for (i, &p) in perm.iter().enumerate() {
-        inverse[p as usize] = i as i64;
-    }
-    Ok(e.transpose(&out, &inverse)?)
+    Ok(e.transpose(&out, &inverse_permutation(&perm))?)
 }
 
 /// `index_copy` / `index_add(alpha)` / `index_fill(value)` along `dim` at `index`.
@@ -650,10 +668,7 @@ fn embedding_bag(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         offsets.shape()[0]
     };
     let d = w.shape()[1];
-    let cd = match ty.dtype {
-        DType::F16 | DType::Bf16 => DType::F32,
-        other => other,
-    };
+    let cd = super::elementwise::accumulator(ty.dtype);
     let rows = e.convert(&take(e, w, idx, 0)?, cd)?; // [N, D]
     let rows = match op.tensor_opt("per_sample_weights") {
         Some(p) => e.mul(

@@ -37,10 +37,7 @@ fn grouped_mm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         )));
     }
     let (s, ne, n) = (input.shape()[0], weight.shape()[0], weight.shape()[2]);
-    let acc = match ty.dtype {
-        DType::F16 | DType::Bf16 => DType::F32,
-        d => d,
-    };
+    let acc = super::elementwise::accumulator(ty.dtype);
     let x = e.convert(input, ty.dtype)?;
     let w = e.convert(weight, ty.dtype)?;
     // all[s, e, n] = sum_k x[s, k] * w[e, k, n]

@@ -3,9 +3,8 @@
 
 use tpuc_dialects::stablehlo::{ConvParams, DotDims};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
-use super::elementwise::{broadcast_shapes, splat, to_type};
+use super::elementwise::{accumulator, broadcast_shapes, splat, to_type};
 use super::{AtenOp, LResult, LowerError};
 
 pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
@@ -44,15 +43,6 @@ pub fn matmul(e: &Emitter, a: &TValue, b: &TValue, result: Option<&TensorType>) 
     let dtype = result.map(|r| r.dtype).unwrap_or(a.dtype());
     let acc = matmul_acc(e, a, b, result)?;
     Ok(e.convert(&acc, dtype)?)
-}
-
-/// The accumulation dtype of a contraction producing `dtype`: f32 for f16/bf16
-/// (PyTorch accumulates reduced-precision matmuls in f32 and rounds once).
-fn accumulator(dtype: DType) -> DType {
-    match dtype {
-        DType::F16 | DType::Bf16 => DType::F32,
-        d => d,
-    }
 }
 
 /// [`matmul`] before the final rounding: the result is in the accumulation dtype.

@@ -7,7 +7,7 @@ use tpuc_dialects::stablehlo::{integer_bounds, ReduceKind, WindowParams};
 use tpuc_dialects::{Emitter, TValue, TensorType};
 use tpuc_runtime::DType;
 
-use super::elementwise::{splat, to_type};
+use super::elementwise::{accumulator, splat, to_type};
 use super::op::norm_dim;
 use super::{AtenOp, LResult, LowerError};
 
@@ -36,14 +36,6 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         _ => return None,
     };
     Some(r)
-}
-
-/// The accumulation dtype for `d`: f32 for half types, `d` otherwise.
-fn accumulator(d: DType) -> DType {
-    match d {
-        DType::F16 | DType::Bf16 => DType::F32,
-        other => other,
-    }
 }
 
 /// Normalized reduction dims from `dim` (int, list, or absent/empty = all dims).
@@ -255,7 +247,7 @@ fn softmax(op: &AtenOp, e: &Emitter, log: bool) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
     let x = op.first_tensor()?;
     let dim = norm_dim(op.int("dim")?, x.rank())?;
-    let compute = accumulator(ty.dtype).max_float(accumulator(x.dtype()));
+    let compute = wider_float(accumulator(ty.dtype), accumulator(x.dtype()));
     let xf = e.convert(x, compute)?;
     if xf.rank() == 0 {
         let v = if log {
@@ -337,29 +329,19 @@ fn cumulative(op: &AtenOp, e: &Emitter, kind: ReduceKind) -> LResult<Vec<TValue>
     Ok(vec![e.convert(&out, ty.dtype)?])
 }
 
-trait MaxFloat {
-    fn max_float(self, other: DType) -> DType;
-}
-
-impl MaxFloat for DType {
-    /// The wider of two float dtypes (used to pick a softmax compute type).
-    fn max_float(self, other: DType) -> DType {
-        let rank = |d: DType| match d {
-            DType::F64 => 3,
-            DType::F32 => 2,
-            _ if d.is_float() => 1,
-            _ => 0,
-        };
-        let best = if rank(self) >= rank(other) {
-            self
-        } else {
-            other
-        };
-        if best.is_float() {
-            best
-        } else {
-            DType::F32
-        }
+/// The wider of two float dtypes, f32 when neither is a float (softmax's compute type).
+fn wider_float(a: DType, b: DType) -> DType {
+    let rank = |d: DType| match d {
+        DType::F64 => 3,
+        DType::F32 => 2,
+        _ if d.is_float() => 1,
+        _ => 0,
+    };
+    let best = if rank(a) >= rank(b) { a } else { b };
+    if best.is_float() {
+        best
+    } else {
+        DType::F32
     }
 }
 
