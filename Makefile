@@ -3,7 +3,8 @@
 #   make demo    compile a bundled exported model, run it on the CPU PJRT plugin and
 #                print its distance from PyTorch's outputs
 #   make test    every test: unit, integration (end-to-end on the CPU plugin), snapshot,
-#                lit + FileCheck, then fmt and clippy
+#                the op suite at the host's ISA and capped at AVX2, lit + FileCheck,
+#                then fmt and clippy
 #   make lint    cargo fmt --check and clippy -D warnings (also of the runtime-only build)
 #   make setup   only the installs (LLVM/MLIR 22 from Debian, the CPU PJRT plugin)
 #   make runtime-only   the runtime-only tpuc (run, devices, bench; no MLIR/LLVM inside),
@@ -24,7 +25,7 @@ BENCH_VENV := $(REPO)/.deps/bench-venv
 # Plugin log lines that are not ours to show.
 PLUGIN_NOISE := grep -v -e cpu_device_count -e 'asynchronous set via' -e '^WARNING: All log'
 
-.PHONY: setup demo test unit-test lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -45,10 +46,17 @@ demo: build
 unit-test: setup
 	$(CARGO) test --workspace
 
+# The CPU plugin's XLA generates code for the host's instruction set (f16 arithmetic
+# differs on hosts with AVX512-FP16), and it reads XLA_FLAGS when it loads. The
+# unit-test run above covers the host's full ISA; this runs the op suite again capped
+# at AVX2 (the flag comes last, so it wins over a user's own --xla_cpu_max_isa).
+op-suite-avx2: setup
+	XLA_FLAGS="$$XLA_FLAGS --xla_cpu_max_isa=AVX2" $(CARGO) test -p tpuc-cli --test cli core_aten_op_suite_matches_pytorch
+
 lit: build
 	$(LIT) -sv lit_tests --param tpuc_bin_dir=$(REPO)/target/debug
 
-test: unit-test lit lint
+test: unit-test op-suite-avx2 lit lint
 
 lint: setup lint-runtime-only
 	$(CARGO) fmt --all --check

@@ -13,7 +13,7 @@ use tpuc_dialects::stablehlo::scalar_literal;
 use tpuc_dialects::{aten, DialectError, TValue, TensorType};
 use tpuc_runtime::DType;
 
-use crate::frontend::{Arg, Graph, Node, TensorMeta};
+use crate::frontend::{Arg, Graph, InputKind, Node, TensorMeta};
 use crate::CompileError;
 
 fn tensor_type(meta: &TensorMeta) -> TensorType {
@@ -404,6 +404,41 @@ impl<'c, 'g> Importer<'c, 'g> {
         Ok(())
     }
 
+    /// An in-place write into a graph input (directly or through a view) changes a
+    /// tensor the caller keeps: a parameter, buffer or constant (state such as a KV
+    /// cache) or the user's own input. Functionalizing it would silently drop that
+    /// effect, so it is refused until stateful programs are supported.
+    fn refuse_input_mutation(&self, name: &str, node: &Node) -> Result<(), CompileError> {
+        let root = self.root(name);
+        let Some(spec) = self.graph.inputs.iter().find(|s| s.name == root) else {
+            return Ok(());
+        };
+        let what = match spec.kind {
+            InputKind::Parameter => "parameter",
+            InputKind::Buffer => "buffer",
+            InputKind::Constant => "tensor constant",
+            InputKind::UserInput => "user input",
+        };
+        let target = match spec.target.as_deref() {
+            Some(t) if t != root => format!("`{t}` (graph input `{root}`)"),
+            _ => format!("`{root}`"),
+        };
+        let through = if root == name {
+            String::new()
+        } else {
+            format!(" through its view `{name}`")
+        };
+        Err(node_error(
+            node,
+            format!(
+                "writes in place into {what} {target}{through}; the write would outlive the \
+                 call, and tpuc compiles stateless programs only (stateful programs such as \
+                 KV-cache decoding are not supported yet; dropping the write would give wrong \
+                 results from the second call on)"
+            ),
+        ))
+    }
+
     fn import_node(&mut self, node: &'g Node) -> Result<(), CompileError> {
         let inplace = inplace_functional_name(&node.target);
         let mut ops = self.node_operands(node, None)?;
@@ -425,6 +460,7 @@ impl<'c, 'g> Importer<'c, 'g> {
         }
         if inplace.is_some() {
             if let (Some((_, Arg::Tensor(m))), Some(first)) = (node.args.first(), results.first()) {
+                self.refuse_input_mutation(m, node)?;
                 self.write(m, first.clone(), node)?;
             }
         }

@@ -545,3 +545,170 @@ fn custom_operators_compile_with_a_user_lowering() {
     assert!(compare(&got[0], &expected, 1e-4, 1e-5).passed());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// testdata/stateful: a static-KV-cache Llama decode step, a buffer counter and a user
+/// input doubled in place. Each call's effect outlives it; functionalizing the writes
+/// away would match PyTorch on the first call only, so both forms are refused, naming
+/// the state and (as exported) the node that writes it.
+#[test]
+fn stateful_programs_are_refused_naming_the_state() {
+    let out = temp_dir("stateful");
+    let cases = [
+        (
+            "llama_decode",
+            "exported",
+            vec!["buffer `cumulative_length_0`", "node `copy_`"],
+        ),
+        (
+            "llama_decode",
+            "core",
+            vec![
+                "buffer `key_cache_0`",
+                "buffer `value_cache_1`",
+                "buffer `cumulative_length_1`",
+                "node `index_put`",
+            ],
+        ),
+        (
+            "buffer_counter",
+            "exported",
+            vec!["buffer `count`", "node `add_`"],
+        ),
+        (
+            "buffer_counter",
+            "core",
+            vec!["buffer `count`", "buffer_mutation"],
+        ),
+        (
+            "input_mutation",
+            "exported",
+            vec!["user input `x`", "node `mul_`"],
+        ),
+        (
+            "input_mutation",
+            "core",
+            vec!["user input `x`", "user_input_mutation"],
+        ),
+    ];
+    for (name, form, needles) in cases {
+        let src = repo().join(format!("testdata/stateful/{name}/{form}.pt2"));
+        let e = compile_err(&src, &out.join(format!("{name}-{form}.tpuc")));
+        for n in needles {
+            assert!(e.contains(n), "{name}/{form}: `{n}` missing from: {e}");
+        }
+        assert!(e.contains("stateless programs only"), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The mlp's ExportedProgram JSON, edited by `f` and written as a bare model.json.
+fn edited_mlp_json(out: &Path, tag: &str, f: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let file = std::fs::File::open(model_path("mlp", "exported")).unwrap();
+    let config = zip::read::Config {
+        archive_offset: zip::read::ArchiveOffset::Known(0),
+    };
+    let mut z = zip::ZipArchive::with_config(config, file).unwrap();
+    let mut json = Vec::new();
+    z.by_name("exported/models/model.json")
+        .unwrap()
+        .read_to_end(&mut json)
+        .unwrap();
+    let path = out.join(format!("{tag}.json"));
+    std::fs::write(&path, edit_json(json, f)).unwrap();
+    path
+}
+
+/// A named edit of a model.json and the fragments its error must contain.
+type JsonCase = (
+    &'static str,
+    Box<dyn Fn(&mut serde_json::Value)>,
+    Vec<&'static str>,
+);
+
+#[test]
+fn inconsistent_graphs_are_errors_naming_the_node_or_spec() {
+    let out = temp_dir("bad-graphs");
+    let cases: Vec<JsonCase> = vec![
+        (
+            "duplicate-definition",
+            Box::new(|v| {
+                // linear_1 now also claims to define `relu`.
+                let nodes = &mut v["graph_module"]["graph"]["nodes"];
+                nodes[2]["outputs"][0]["as_tensor"]["name"] = "relu".into();
+            }),
+            vec![
+                "node `linear_1`",
+                "defines `relu`",
+                "node `relu` already defines",
+            ],
+        ),
+        (
+            "duplicate-node-name",
+            Box::new(|v| {
+                v["graph_module"]["graph"]["nodes"][2]["name"] = "relu".into();
+            }),
+            vec!["two nodes are named `relu`"],
+        ),
+        (
+            "dangling-output",
+            Box::new(|v| {
+                v["graph_module"]["graph"]["outputs"][0]["as_tensor"]["name"] = "ghost".into();
+                v["graph_module"]["signature"]["output_specs"][0]["user_output"]["arg"]
+                    ["as_tensor"]["name"] = "ghost".into();
+            }),
+            vec!["graph output `ghost`", "defined by no input and no node"],
+        ),
+        (
+            "empty-output-specs",
+            Box::new(|v| {
+                v["graph_module"]["signature"]["output_specs"] = serde_json::json!([]);
+            }),
+            vec![
+                "output_specs name the outputs []",
+                "graph.outputs lists [silu]",
+            ],
+        ),
+        (
+            "mismatched-output-specs",
+            Box::new(|v| {
+                v["graph_module"]["signature"]["output_specs"][0]["user_output"]["arg"]
+                    ["as_tensor"]["name"] = "relu".into();
+            }),
+            vec![
+                "output_specs name the outputs [relu]",
+                "graph.outputs lists [silu]",
+            ],
+        ),
+        (
+            "unknown-argument-kind",
+            Box::new(|v| {
+                v["graph_module"]["graph"]["nodes"][1]["inputs"][0]["arg"] =
+                    serde_json::json!({"as_tensor_v2": {"name": "x"}});
+            }),
+            vec![
+                "node `relu`",
+                "argument kind `as_tensor_v2`",
+                "not one the torch.export schema defines",
+            ],
+        ),
+        (
+            "unknown-named-argument-kind",
+            Box::new(|v| {
+                v["graph_module"]["graph"]["nodes"][1]["inputs"][0]["kind"] = 7.into();
+            }),
+            vec![
+                "node `relu`",
+                "argument kind 7",
+                "0 unknown, 1 positional, 2 keyword",
+            ],
+        ),
+    ];
+    for (tag, edit, needles) in cases {
+        let path = edited_mlp_json(&out, tag, edit);
+        let e = compile_err(&path, &out.join(format!("{tag}.tpuc")));
+        for n in needles {
+            assert!(e.contains(n), "{tag}: `{n}` missing from: {e}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

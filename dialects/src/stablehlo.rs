@@ -527,11 +527,18 @@ impl<'c> Emitter<'c> {
     // ---- elementwise ---------------------------------------------------------------
 
     /// A unary op whose result has the operand's type (`stablehlo.exponential`, ...).
+    /// Rounding ops on f16/bf16 are computed in f32 and rounded back (see
+    /// [`rounds_result`]).
     pub fn unary(&self, name: &str, x: &TValue) -> Result<TValue> {
+        if is_half(x.dtype()) && rounds_result(name) {
+            let r = self.unary(name, &self.convert(x, DType::F32)?)?;
+            return self.convert(&r, x.dtype());
+        }
         self.one(name, &[x], &[], x.ty.clone())
     }
 
-    /// A binary op on two operands of the same type.
+    /// A binary op on two operands of the same type. Rounding ops on f16/bf16 are
+    /// computed in f32 and rounded back (see [`rounds_result`]).
     pub fn binary(&self, name: &str, a: &TValue, b: &TValue) -> Result<TValue> {
         if a.ty != b.ty {
             return Err(DialectError::invalid(
@@ -539,6 +546,17 @@ impl<'c> Emitter<'c> {
                 format!("operand types differ: {} vs {}", a.ty, b.ty),
             ));
         }
+        if is_half(a.dtype()) && rounds_result(name) {
+            let (fa, fb) = (self.convert(a, DType::F32)?, self.convert(b, DType::F32)?);
+            let r = self.binary(name, &fa, &fb)?;
+            return self.convert(&r, a.dtype());
+        }
+        self.one(name, &[a, b], &[], a.ty.clone())
+    }
+
+    /// A binary op in the operands' own type, for the one-op bodies of reductions and
+    /// scatters: nothing there can fuse with the op, so no widening is needed.
+    fn body_binary(&self, name: &str, a: &TValue, b: &TValue) -> Result<TValue> {
         self.one(name, &[a, b], &[], a.ty.clone())
     }
 
@@ -703,7 +721,7 @@ impl<'c> Emitter<'c> {
             let r = match kind {
                 ReduceKind::Max => inner.max(&a, &b)?,
                 ReduceKind::Min => inner.min(&a, &b)?,
-                _ => inner.binary(kind.op_name(), &a, &b)?,
+                _ => inner.body_binary(kind.op_name(), &a, &b)?,
             };
             inner.op("stablehlo.return", &[&r], &[], &[])?;
         }
@@ -984,7 +1002,7 @@ impl<'c> Emitter<'c> {
                 None => new,
                 Some(ReduceKind::Max) => e.max(&old, &new)?,
                 Some(ReduceKind::Min) => e.min(&old, &new)?,
-                Some(k) => e.binary(k.op_name(), &old, &new)?,
+                Some(k) => e.body_binary(k.op_name(), &old, &new)?,
             };
             e.op("stablehlo.return", &[&r], &[], &[])?;
         }
@@ -1043,6 +1061,44 @@ fn block_arg(block: &Block<'_>, i: usize) -> Result<TValue> {
 
 /// Smallest and largest value of an integer type, as f64 (exact for all but i64
 /// extremes, which round to the nearest representable double and still bound every value).
+/// f16 and bf16.
+fn is_half(d: DType) -> bool {
+    matches!(d, DType::F16 | DType::Bf16)
+}
+
+/// Elementwise ops whose result is rounded to the result type. On f16/bf16 the emitter
+/// computes them in f32 and converts back, one rounding per op. For `+ - * /` and
+/// `sqrt` this is exactly the IEEE half-precision result (f32 carries more than twice
+/// the significand bits plus two, so the double rounding is harmless); transcendental
+/// functions are what PyTorch's CPU kernels compute (f32, then rounded). What it
+/// removes is the backend's freedom to choose: with native half arithmetic (Intel's
+/// AVX512-FP16) XLA's CPU backend fuses a half multiply and add into one rounding and
+/// evaluates chains in half, so the same program gave host-dependent results. Exact
+/// ops (negate, abs, floor, max, remainder, compare...) are left in their own type.
+pub fn rounds_result(name: &str) -> bool {
+    matches!(
+        name,
+        "stablehlo.add"
+            | "stablehlo.subtract"
+            | "stablehlo.multiply"
+            | "stablehlo.divide"
+            | "stablehlo.power"
+            | "stablehlo.atan2"
+            | "stablehlo.sqrt"
+            | "stablehlo.rsqrt"
+            | "stablehlo.cbrt"
+            | "stablehlo.exponential"
+            | "stablehlo.exponential_minus_one"
+            | "stablehlo.log"
+            | "stablehlo.log_plus_one"
+            | "stablehlo.logistic"
+            | "stablehlo.tanh"
+            | "stablehlo.sine"
+            | "stablehlo.cosine"
+            | "stablehlo.tan"
+    )
+}
+
 pub fn integer_bounds(dtype: DType) -> (f64, f64) {
     match dtype {
         DType::I64 => (i64::MIN as f64, i64::MAX as f64),

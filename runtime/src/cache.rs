@@ -11,7 +11,7 @@
 //! - the devices the program is compiled for (kinds of the client's addressable devices)
 //!   and the host CPU (model and feature flags: CPU executables are native code built
 //!   for the host, and a cache directory may be shared between machines);
-//! - the encoded compile options.
+//! - the encoded compile options, and `XLA_FLAGS` (read by XLA when the plugin loads).
 //!
 //! Location: `$TPUC_CACHE_DIR`, else `$XDG_CACHE_HOME/tpuc/executables`, else
 //! `$HOME/.cache/tpuc/executables`. Entries are written atomically (a temporary file in
@@ -122,6 +122,10 @@ pub fn cache_key(
     static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     h.field("host", HOST.get_or_init(host_fingerprint).as_bytes());
     h.field("compile_options", compile_options);
+    // XLA reads its flags from the environment when the plugin loads; they change the
+    // code it generates (`--xla_cpu_max_isa=AVX2`, for one).
+    let flags = std::env::var("XLA_FLAGS").unwrap_or_default();
+    h.field("env.XLA_FLAGS", flags.as_bytes());
     CacheKey(h.0.finalize().into())
 }
 

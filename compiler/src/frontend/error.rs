@@ -38,6 +38,8 @@ pub enum FrontendError {
     },
     #[error("tensor `{tensor}` has dtype {dtype}, which tpuc does not support (supported: f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool)")]
     UnsupportedDtype { tensor: String, dtype: String },
+    #[error("the program updates state that outlives the call: {writes}. tpuc compiles stateless programs only (stateful programs such as KV-cache decoding are not supported yet); dropping the updates would give wrong results from the second call on")]
+    StateMutation { writes: String },
     #[error("tensor `{tensor}` has a symbolic (dynamic) size `{size}`; tpuc compiles static shapes for now (export without dynamic_shapes)")]
     DynamicShape { tensor: String, size: String },
 }

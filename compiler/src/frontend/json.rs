@@ -231,9 +231,49 @@ fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
         "as_memory_format" => Arg::Ignored("memory_format"),
         "as_layout" => Arg::Ignored("layout"),
         "as_device" => Arg::Ignored("device"),
-        other => Arg::Unsupported(other.to_string()),
+        other if SCHEMA_ARGUMENT_KINDS.contains(&other) => Arg::Unsupported(other.to_string()),
+        other => {
+            return Err(malformed(format!(
+                "{ctx}: argument kind `{other}` is not one the torch.export schema defines \
+                 (a damaged or hand-edited model.json?)"
+            )))
+        }
     })
 }
+
+/// Every field of the schema's `Argument` union (torch/_export/serde/schema.py, 8.x).
+/// Kinds tpuc reads are handled in [`parse_arg`]; the rest are valid but unsupported.
+const SCHEMA_ARGUMENT_KINDS: &[&str] = &[
+    "as_none",
+    "as_tensor",
+    "as_tensors",
+    "as_int",
+    "as_ints",
+    "as_float",
+    "as_floats",
+    "as_string",
+    "as_strings",
+    "as_sym_int",
+    "as_sym_ints",
+    "as_scalar_type",
+    "as_memory_format",
+    "as_layout",
+    "as_device",
+    "as_bool",
+    "as_bools",
+    "as_sym_bool",
+    "as_sym_bools",
+    "as_graph",
+    "as_optional_tensors",
+    "as_custom_obj",
+    "as_operator",
+    "as_sym_float",
+    "as_sym_floats",
+    "as_optional_tensor",
+    "as_complex",
+    "as_int_lists",
+    "as_string_to_argument",
+];
 
 /// Picks the innermost frame of a stack trace that is not inside torch or transformers'
 /// library code, falling back to the innermost frame.
@@ -278,10 +318,17 @@ fn parse_node(v: &Value, index: usize) -> Result<Node> {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| format!("arg{i}"));
-        let arg = parse_arg(
-            get(input, "arg", &ctx)?,
-            &format!("{ctx}, argument `{arg_name}`"),
-        )?;
+        let actx = format!("{ctx}, argument `{arg_name}`");
+        // ArgumentKind: UNKNOWN 0, POSITIONAL 1, KEYWORD 2 (absent in older schemas).
+        if let Some(kind) = input.get("kind") {
+            if !matches!(kind.as_i64(), Some(0..=2)) {
+                return Err(malformed(format!(
+                    "{actx}: argument kind {kind} is not one the torch.export schema defines \
+                     (0 unknown, 1 positional, 2 keyword)"
+                )));
+            }
+        }
+        let arg = parse_arg(get(input, "arg", &ctx)?, &actx)?;
         args.push((arg_name, arg));
     }
     let mut outputs = Vec::new();
@@ -386,26 +433,8 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
         .enumerate()
         .map(|(i, s)| parse_input_spec(s, i))
         .collect::<Result<Vec<_>>>()?;
-    let mut outputs = Vec::new();
-    for (i, spec) in as_array(get(signature, "output_specs", file)?, file)?
-        .iter()
-        .enumerate()
-    {
-        let ctx = format!("output spec #{i}");
-        let (kind, val) = union(spec, &ctx)?;
-        if kind != "user_output" {
-            return Err(malformed(format!(
-                "{ctx}: output kind `{kind}` (buffer mutation or gradient) is not supported in inference programs"
-            )));
-        }
-        let (k, inner) = union(get(val, "arg", &ctx)?, &ctx)?;
-        if k != "as_tensor" {
-            return Err(malformed(format!(
-                "{ctx}: output of kind `{k}` is not a tensor; tpuc supports tensor outputs only"
-            )));
-        }
-        outputs.push(tensor_name(inner, &ctx)?);
-    }
+    let outputs = graph_outputs(graph, signature, &nodes, file)?;
+    check_definitions(&inputs, &nodes, &outputs)?;
     for name in inputs.iter().map(|s| &s.name).chain(outputs.iter()) {
         if !tensors.contains_key(name) {
             return Err(malformed(format!(
@@ -420,6 +449,135 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
         tensors,
         schema_version: (major, minor),
     })
+}
+
+/// The name of the node that produces tensor `name`, for messages.
+fn producer<'a>(nodes: &'a [Node], name: &str) -> Option<&'a str> {
+    nodes
+        .iter()
+        .find(|n| n.output_names().contains(&name))
+        .map(|n| n.name.as_str())
+}
+
+/// The user outputs: `graph.outputs`, checked against the signature's `output_specs`
+/// (one user_output spec per graph output, naming the same tensor, in order).
+/// Mutation specs are refused with the tensor they would write: tpuc compiles
+/// stateless programs only, and dropping the write would give wrong results from the
+/// second call on.
+fn graph_outputs(
+    graph: &Value,
+    signature: &Value,
+    nodes: &[Node],
+    file: &str,
+) -> Result<Vec<String>> {
+    let mut listed = Vec::new();
+    for (i, out) in as_array(get(graph, "outputs", file)?, file)?
+        .iter()
+        .enumerate()
+    {
+        let ctx = format!("graph output #{i}");
+        let (k, inner) = union(out, &ctx)?;
+        if k != "as_tensor" {
+            return Err(malformed(format!(
+                "{ctx}: output of kind `{k}` is not a tensor; tpuc supports tensor outputs only"
+            )));
+        }
+        listed.push(tensor_name(inner, &ctx)?);
+    }
+    let specs = as_array(get(signature, "output_specs", file)?, file)?;
+    let mut outputs = Vec::new();
+    let mut writes = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let ctx = format!("output spec #{i}");
+        let (kind, val) = union(spec, &ctx)?;
+        let arg = get(val, "arg", &ctx)?;
+        if kind == "user_output" {
+            let (k, inner) = union(arg, &ctx)?;
+            if k != "as_tensor" {
+                return Err(malformed(format!(
+                    "{ctx}: output of kind `{k}` is not a tensor; tpuc supports tensor outputs only"
+                )));
+            }
+            outputs.push(tensor_name(inner, &ctx)?);
+            continue;
+        }
+        let (what, field) = match kind {
+            "buffer_mutation" => ("buffer", "buffer_name"),
+            "parameter_mutation" => ("parameter", "parameter_name"),
+            "user_input_mutation" => ("user input", "user_input_name"),
+            other => {
+                return Err(malformed(format!(
+                    "{ctx}: output kind `{other}` (a gradient, loss or token output) is not \
+                     supported in inference programs"
+                )))
+            }
+        };
+        // Mutation specs hold a TensorArgument (`{"name": ...}`), not a union.
+        let value = arg.get("name").and_then(Value::as_str).unwrap_or("?");
+        let target = val.get(field).and_then(Value::as_str).unwrap_or("?");
+        let by = producer(nodes, value)
+            .map(|n| format!(" by node `{n}`"))
+            .unwrap_or_default();
+        writes.push(format!(
+            "{what} `{target}` ({ctx}, {kind}: the new value `{value}` is computed{by})"
+        ));
+    }
+    if !writes.is_empty() {
+        return Err(FrontendError::StateMutation {
+            writes: writes.join("; "),
+        });
+    }
+    if outputs != listed {
+        return Err(malformed(format!(
+            "output_specs name the outputs [{}] but graph.outputs lists [{}]; they must agree \
+             (a damaged or hand-edited model.json?)",
+            outputs.join(", "),
+            listed.join(", ")
+        )));
+    }
+    Ok(outputs)
+}
+
+/// Every tensor is defined once (by an input or a node) and every output is defined.
+fn check_definitions(inputs: &[InputSpec], nodes: &[Node], outputs: &[String]) -> Result<()> {
+    let mut defined: BTreeMap<&str, String> = BTreeMap::new();
+    for spec in inputs {
+        if defined
+            .insert(spec.name.as_str(), format!("input `{}`", spec.name))
+            .is_some()
+        {
+            return Err(malformed(format!(
+                "input `{}` appears twice in input_specs",
+                spec.name
+            )));
+        }
+    }
+    let mut node_names = BTreeMap::new();
+    for node in nodes {
+        if let Some(first) = node_names.insert(node.name.as_str(), node.target.as_str()) {
+            return Err(malformed(format!(
+                "two nodes are named `{}` ({first} and {}); node names must be unique",
+                node.name, node.target
+            )));
+        }
+        for out in node.output_names() {
+            if let Some(prev) = defined.insert(out, format!("node `{}`", node.name)) {
+                return Err(malformed(format!(
+                    "node `{}` ({}) defines `{out}`, which {prev} already defines; \
+                     every value must have one definition",
+                    node.name, node.target
+                )));
+            }
+        }
+    }
+    for name in outputs {
+        if !defined.contains_key(name.as_str()) {
+            return Err(malformed(format!(
+                "graph output `{name}` is defined by no input and no node"
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
