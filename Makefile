@@ -22,8 +22,6 @@ LIT := /usr/lib/llvm-22/bin/lit
 DEMO_MODEL ?= gpt2
 RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
-# Plugin log lines that are not ours to show.
-PLUGIN_NOISE := grep -v -e cpu_device_count -e 'asynchronous set via' -e '^WARNING: All log'
 
 .PHONY: setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
@@ -40,8 +38,7 @@ demo: build
 	$(TPUC) compile testdata/models/$(DEMO_MODEL)/exported.pt2 -o target/demo/$(DEMO_MODEL).tpuc
 	$(TPUC) run target/demo/$(DEMO_MODEL).tpuc \
 		$(foreach f,$(sort $(wildcard testdata/models/$(DEMO_MODEL)/inputs/*.npy)),--input $(f)) \
-		$(foreach f,$(sort $(wildcard testdata/models/$(DEMO_MODEL)/expected/*.npy)),--expect $(f)) \
-		2> >($(PLUGIN_NOISE) >&2)
+		$(foreach f,$(sort $(wildcard testdata/models/$(DEMO_MODEL)/expected/*.npy)),--expect $(f))
 
 unit-test: setup
 	$(CARGO) test --workspace
@@ -83,13 +80,11 @@ bench: build bench-venv
 	$(TPUC) compile testdata/models/mlp/exported.pt2 -o target/bench/mlp.tpuc
 	$(CARGO) build --release -p tpuc-bench
 	target/release/tpuc-bench --artifact mlp=target/bench/mlp.tpuc \
-		--python $(BENCH_VENV)/bin/python --out BENCH.md --command "make bench" \
-		2> >($(PLUGIN_NOISE) >&2)
+		--python $(BENCH_VENV)/bin/python --out BENCH.md --command "make bench"
 
 # Coverage: every Core ATen op case (testdata/ops) and every model corpus
 # (testdata/models, testdata/coverage/models), compiled, run on the CPU plugin and
 # compared with PyTorch; writes COVERAGE.md. The op cases also run in `make test`.
 coverage: setup
 	$(CARGO) build -p tpuc-cli --bin tpuc-coverage
-	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/debug/tpuc-coverage --out COVERAGE.md --command "make coverage" \
-		2> >($(PLUGIN_NOISE) >&2)
+	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/debug/tpuc-coverage --out COVERAGE.md --command "make coverage"

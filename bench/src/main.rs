@@ -76,6 +76,7 @@ type BoxError = Box<dyn std::error::Error>;
 
 fn main() {
     let args = Args::parse();
+    tpuc_runtime::plugin_logging::configure(false);
     if let Err(e) = run(&args) {
         eprintln!("tpuc-bench: error: {e}");
         std::process::exit(1);

@@ -81,8 +81,8 @@ pub fn human(d: Duration) -> String {
 }
 
 fn print_summary(label: &str, s: &Summary) {
-    println!("{label}");
-    println!(
+    outln!("{label}");
+    outln!(
         "  latency:    p50 {}  p90 {}  p99 {}  min {}  mean {}",
         human(s.p50),
         human(s.p90),
@@ -90,7 +90,7 @@ fn print_summary(label: &str, s: &Summary) {
         human(s.min),
         human(s.mean)
     );
-    println!("  throughput: {:.0} calls/s", s.calls_per_second);
+    outln!("  throughput: {:.0} calls/s", s.calls_per_second);
 }
 
 /// Exactly representable small values of each dtype: `i` wrapped into 0..256 for the
@@ -177,7 +177,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         .iter()
         .filter(|a| a.kind != tpuc_runtime::manifest::ArgumentKind::UserInput)
         .count();
-    println!(
+    outln!(
         "artifact:   {} ({} input(s), {} output(s), {} weight argument(s))",
         args.artifact.display(),
         inputs.len(),
@@ -185,21 +185,21 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         weights
     );
     let plugin = client.plugin();
-    println!(
+    outln!(
         "plugin:     {} (platform {}, PJRT C API {})",
         opened.plugin_path.display(),
         client.platform_name(),
         plugin.api_version()
     );
     let report = session.load_report();
-    println!(
+    outln!(
         "load:       {} = plugin {} + client {} + artifact {}",
         human(opened.plugin_load + opened.client_create + session_load),
         human(opened.plugin_load),
         human(opened.client_create),
         human(session_load)
     );
-    println!(
+    outln!(
         "            executable {} in {}; {} weight(s), {} uploaded in {}",
         match report.compile {
             CompileSource::Cache => "loaded from the cache",
@@ -214,7 +214,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         crate::load::size(report.weight_bytes),
         human(Duration::from_secs_f64(report.weights_upload_ms / 1e3)),
     );
-    println!(
+    outln!(
         "inputs:     {}",
         if args.inputs.is_empty() {
             if args.zeros {
@@ -226,9 +226,10 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             "from .npy files"
         }
     );
-    println!(
+    outln!(
         "calls:      {} timed after {} warm-up, per mode",
-        args.iterations, args.warmup
+        args.iterations,
+        args.warmup
     );
 
     if args.resident {

@@ -36,7 +36,7 @@ pub fn compile(
             };
             let report =
                 tpuc_compiler::compile(model, output, &options).map_err(|e| e.to_string())?;
-            eprintln!(
+            errln!(
                 "compiled {} ({} nodes, {} weights, {} bytes) -> {}",
                 model.display(),
                 report.num_nodes,
@@ -45,7 +45,7 @@ pub fn compile(
                 report.output.display()
             );
             if report.zero_filled > 0 {
-                eprintln!(
+                errln!(
                     "warning: {} weights were not in the source (bare model.json) and were written as zeros; \
                      use --weights-as-inputs to pass them at run time",
                     report.zero_filled
@@ -69,7 +69,7 @@ pub fn opt(
 ) -> Result<ExitCode, String> {
     if list_passes {
         for p in tpuc_compiler::passes::registry() {
-            println!("{:28} {}", p.name(), p.description());
+            outln!("{:28} {}", p.name(), p.description());
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -89,7 +89,7 @@ pub fn opt(
         debug_locations,
     )
     .map_err(|e| e.to_string())?;
-    print!("{out}");
+    out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -104,19 +104,19 @@ fn terminal_progress() -> Option<tpuc_compiler::ProgressFn> {
     let last = AtomicU64::new(u64::MAX);
     Some(std::sync::Arc::new(
         move |p: tpuc_compiler::Progress| match p {
-            tpuc_compiler::Progress::Loading => eprint!("\rreading model..."),
-            tpuc_compiler::Progress::Lowering => eprint!("\rlowering to StableHLO..."),
+            tpuc_compiler::Progress::Loading => err!("\rreading model..."),
+            tpuc_compiler::Progress::Lowering => err!("\rlowering to StableHLO..."),
             tpuc_compiler::Progress::Weights { done, total } => {
                 let pct = (done * 100).checked_div(total).unwrap_or(100);
                 if last.swap(pct, Ordering::Relaxed) != pct {
-                    eprint!(
+                    err!(
                         "\rwriting weights: {:.1} / {:.1} MB ({pct}%)   ",
                         done as f64 / 1e6,
                         total as f64 / 1e6
                     );
                 }
             }
-            tpuc_compiler::Progress::Done => eprint!("\r\x1b[2K"),
+            tpuc_compiler::Progress::Done => err!("\r\x1b[2K"),
         },
     ))
 }
@@ -124,7 +124,7 @@ fn terminal_progress() -> Option<tpuc_compiler::ProgressFn> {
 /// Writes `--emit mlir` output without ever replacing the input model.
 fn write_text_output(model: &Path, output: &Path, text: &str) -> Result<(), String> {
     if output.as_os_str() == "-" {
-        print!("{text}");
+        out!("{text}");
         return Ok(());
     }
     if let (Ok(a), Ok(b)) = (model.canonicalize(), output.canonicalize()) {
@@ -146,9 +146,9 @@ fn write_text_output(model: &Path, output: &Path, text: &str) -> Result<(), Stri
 pub fn inspect(model: &Path) -> Result<ExitCode, String> {
     let m = tpuc_compiler::frontend::load(model).map_err(|e| e.to_string())?;
     let g = &m.graph;
-    println!("model: {}", model.display());
-    println!("schema: {}.{}", g.schema_version.0, g.schema_version.1);
-    println!(
+    outln!("model: {}", model.display());
+    outln!("schema: {}.{}", g.schema_version.0, g.schema_version.1);
+    outln!(
         "weights: {}",
         if m.has_weights() {
             "in the archive"
@@ -157,14 +157,14 @@ pub fn inspect(model: &Path) -> Result<ExitCode, String> {
         }
     );
     let mut params = 0u64;
-    println!("inputs:");
+    outln!("inputs:");
     for spec in &g.inputs {
         let meta = &g.tensors[&spec.name];
         let n: i64 = meta.shape.iter().product();
         if spec.kind != tpuc_compiler::frontend::InputKind::UserInput {
             params += n as u64;
         }
-        println!(
+        outln!(
             "  {:<40} {:<10} {:?} {:?}{}",
             spec.name,
             meta.dtype.name(),
@@ -176,20 +176,20 @@ pub fn inspect(model: &Path) -> Result<ExitCode, String> {
                 .unwrap_or_default()
         );
     }
-    println!("outputs:");
+    outln!("outputs:");
     for o in &g.outputs {
         let meta = &g.tensors[o];
-        println!("  {:<40} {:<10} {:?}", o, meta.dtype.name(), meta.shape);
+        outln!("  {:<40} {:<10} {:?}", o, meta.dtype.name(), meta.shape);
     }
-    println!("parameters and buffers: {params} elements");
-    println!("ops ({} nodes):", g.nodes.len());
+    outln!("parameters and buffers: {params} elements");
+    outln!("ops ({} nodes):", g.nodes.len());
     for (target, count) in g.op_counts() {
-        println!("  {target:<50} {count}");
+        outln!("  {target:<50} {count}");
     }
     let ctx = tpuc_compiler::new_context();
     match tpuc_compiler::lower_to_stablehlo(&ctx, &m) {
-        Ok(_) => println!("status: every op lowers to StableHLO"),
-        Err(e) => println!("status: does not compile yet:\n{e}"),
+        Ok(_) => outln!("status: every op lowers to StableHLO"),
+        Err(e) => outln!("status: does not compile yet:\n{e}"),
     }
     Ok(ExitCode::SUCCESS)
 }

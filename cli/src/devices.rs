@@ -48,22 +48,22 @@ pub fn devices(explicit: Option<&Path>) -> Result<ExitCode, String> {
     let mut usable = 0;
     for (i, c) in found.iter().enumerate() {
         if i > 0 {
-            println!();
+            outln!();
         }
-        println!("plugin {} ({})", c.path.display(), c.origin);
+        outln!("plugin {} ({})", c.path.display(), c.origin);
         if !c.path.is_file() {
-            println!("  error: no such file");
+            outln!("  error: no such file");
             continue;
         }
         let plugin = match Plugin::load(&c.path) {
             Ok(p) => p,
             Err(e) => {
-                println!("  error: {e}");
+                outln!("  error: {e}");
                 continue;
             }
         };
-        println!("  PJRT C API:  {}", plugin.api_version());
-        println!(
+        outln!("  PJRT C API:  {}", plugin.api_version());
+        outln!(
             "  StableHLO:   current {}, minimum {}",
             plugin
                 .stablehlo_current_version()
@@ -75,7 +75,7 @@ pub fn devices(explicit: Option<&Path>) -> Result<ExitCode, String> {
                 .unwrap_or("(not reported)")
         );
         if let Some(NamedValue::String(v)) = plugin.attribute("xla_version") {
-            println!("  XLA:         {v}");
+            outln!("  XLA:         {v}");
         }
         // Default options: list what the plugin offers (the CPU plugin defaults to 4
         // devices; `tpuc run` asks for 1).
@@ -85,17 +85,17 @@ pub fn devices(explicit: Option<&Path>) -> Result<ExitCode, String> {
                 if client.platform_version().is_empty()
                     || client.platform_version() == client.platform_name()
                 {
-                    println!("  platform:    {}", client.platform_name());
+                    outln!("  platform:    {}", client.platform_name());
                 } else {
-                    println!(
+                    outln!(
                         "  platform:    {} ({})",
                         client.platform_name(),
                         client.platform_version()
                     );
                 }
-                println!("  devices:     {}", client.devices().len());
+                outln!("  devices:     {}", client.devices().len());
                 for d in client.devices() {
-                    println!(
+                    outln!(
                         "    id {:<3} {}{}",
                         d.id,
                         d.kind,
@@ -107,13 +107,13 @@ pub fn devices(explicit: Option<&Path>) -> Result<ExitCode, String> {
                     );
                 }
             }
-            Err(e) => println!("  error: cannot create a client: {e}"),
+            Err(e) => outln!("  error: cannot create a client: {e}"),
         }
     }
     Ok(if usable > 0 {
         ExitCode::SUCCESS
     } else {
-        eprintln!("error: none of the plugins found is usable");
+        errln!("error: none of the plugins found is usable");
         ExitCode::FAILURE
     })
 }

@@ -4,3 +4,4 @@
 
 #[cfg(feature = "compiler")]
 pub mod coverage;
+pub mod output;

@@ -132,7 +132,7 @@ pub fn load_session(artifact: &Path, client: &Client, no_cache: bool) -> Result<
     };
     let session = Session::load_with(artifact, client, &options).map_err(|e| e.to_string())?;
     for w in &session.load_report().cache_warnings {
-        eprintln!("warning: executable cache: {w}");
+        errln!("warning: executable cache: {w}");
     }
     Ok(session)
 }
@@ -145,14 +145,14 @@ fn terminal_progress() -> Option<tpuc_runtime::ProgressFn> {
     }
     let last = AtomicU64::new(u64::MAX);
     Some(Arc::new(move |event: &LoadEvent<'_>| match event {
-        LoadEvent::CompileStart { program_bytes } => eprint!(
+        LoadEvent::CompileStart { program_bytes } => err!(
             "\r\x1b[2Kcompiling the program ({})...",
             size(*program_bytes as u64)
         ),
-        LoadEvent::CompileEnd { .. } | LoadEvent::UploadEnd { .. } => eprint!("\r\x1b[2K"),
+        LoadEvent::CompileEnd { .. } | LoadEvent::UploadEnd { .. } => err!("\r\x1b[2K"),
         LoadEvent::UploadStart { total_bytes, .. } => {
             last.store(u64::MAX, Ordering::Relaxed);
-            eprint!("\r\x1b[2Kuploading weights: 0 / {}", size(*total_bytes))
+            err!("\r\x1b[2Kuploading weights: 0 / {}", size(*total_bytes))
         }
         LoadEvent::WeightUploaded {
             uploaded_bytes,
@@ -163,7 +163,7 @@ fn terminal_progress() -> Option<tpuc_runtime::ProgressFn> {
                 .checked_div(*total_bytes)
                 .unwrap_or(100);
             if last.swap(pct, Ordering::Relaxed) != pct {
-                eprint!(
+                err!(
                     "\r\x1b[2Kuploading weights: {} / {} ({pct}%)",
                     size(*uploaded_bytes),
                     size(*total_bytes)

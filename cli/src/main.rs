@@ -4,6 +4,9 @@
 //! `tpuc_runtime`. Built without the `compiler` feature (`--no-default-features`) it is
 //! the runtime-only binary: `run`, `devices` and `bench`, no MLIR/LLVM inside.
 
+#[macro_use]
+extern crate tpuc_cli;
+
 mod bench;
 #[cfg(feature = "compiler")]
 mod compiler_cmds;
@@ -28,6 +31,10 @@ Typical use:\n  tpuc inspect model.pt2\n  tpuc compile model.pt2 -o model.tpuc\n
 tpuc run model.tpuc --input x.npy --expect y.npy\n  tpuc devices\n  tpuc bench model.tpuc"
 )]
 struct Cli {
+    /// Show the PJRT plugin's own log lines (hidden by default; an explicit
+    /// TF_CPP_MIN_LOG_LEVEL in the environment always wins).
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -128,13 +135,13 @@ enum Command {
 fn main() -> ExitCode {
     // Panics are bugs; say so in one line instead of a backtrace dump.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("internal error (a tpuc bug; please report it with the input): {info}");
+        errln!("internal error (a tpuc bug; please report it with the input): {info}");
     }));
     let mut command = Cli::command();
     if !cfg!(feature = "compiler") {
         if let Some(sub) = std::env::args().nth(1) {
             if COMPILER_COMMANDS.contains(&sub.as_str()) {
-                eprintln!(
+                errln!(
                     "error: `tpuc {sub}` needs the compiler, and this tpuc is the runtime-only build \
                      (run, devices, bench); use a tpuc built with the default `compiler` feature"
                 );
@@ -151,10 +158,12 @@ fn main() -> ExitCode {
     }
     let matches = command.get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // Still single-threaded, and no plugin is loaded yet.
+    tpuc_runtime::plugin_logging::configure(cli.verbose);
     match run(cli) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             ExitCode::FAILURE
         }
     }

@@ -67,7 +67,7 @@ pub fn run_artifact(args: &RunArgs) -> Result<ExitCode, String> {
                 let reference = tpuc_runtime::npy::read_npy(p).map_err(|e| e.to_string())?;
                 let (dr, da) = default_tolerances(out.dtype);
                 let c = compare(out, &reference, rtol.unwrap_or(dr), atol.unwrap_or(da));
-                println!(
+                outln!(
                     "output {i} ({}): {} {:?}  max_abs_error={:.3e} max_rel_error={:.3e} mismatches={}/{} {}",
                     spec.name,
                     out.dtype,
@@ -80,7 +80,7 @@ pub fn run_artifact(args: &RunArgs) -> Result<ExitCode, String> {
                 );
                 ok &= c.passed();
             }
-            None => println!("output {i} ({}): {} {:?}", spec.name, out.dtype, out.shape),
+            None => outln!("output {i} ({}): {} {:?}", spec.name, out.dtype, out.shape),
         }
     }
     Ok(if ok {

@@ -326,3 +326,107 @@ fn core_aten_op_suite_matches_pytorch() {
     );
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// Runs tpuc with its stdout a pipe whose reader is already gone (as `| head` leaves
+/// it once head has read enough): returns (exit status, stderr).
+fn tpuc_into_closed_pipe(args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tpuc"))
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tpuc runs");
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (child.wait().unwrap(), err)
+}
+
+#[test]
+fn printing_commands_end_quietly_when_the_reader_goes_away() {
+    let dir = temp("pipe");
+    let art = dir.join("mlp.tpuc");
+    let art = art.to_str().unwrap();
+    let (ok, _, err) = tpuc(&["compile", "testdata/models/mlp/exported.pt2", "-o", art]);
+    assert!(ok, "{err}");
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["inspect", "testdata/models/llama/core.pt2"],
+        vec![
+            "compile",
+            "testdata/models/llama/core.pt2",
+            "--emit",
+            "mlir",
+            "-o",
+            "-",
+        ],
+        vec!["opt", "--list-passes"],
+        vec!["devices"],
+        vec![
+            "run",
+            art,
+            "--input",
+            "testdata/models/mlp/inputs/0_input.npy",
+        ],
+        vec!["bench", art, "--iterations", "5", "--warmup", "1"],
+        vec!["--help"],
+    ];
+    for args in commands {
+        let (status, err) = tpuc_into_closed_pipe(&args);
+        assert!(
+            !err.contains("internal error") && !err.contains("panicked"),
+            "tpuc {args:?}: {err}"
+        );
+        assert!(status.success(), "tpuc {args:?}: {status}\n{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The CPU plugin logs through absl: unless asked, `tpuc run` keeps those lines off
+/// the user's terminal; `-v` shows them, and a level set in the environment wins.
+#[test]
+fn plugin_log_lines_are_hidden_unless_asked_for() {
+    let dir = temp("plugin-logs");
+    let art = dir.join("mlp.tpuc");
+    let art = art.to_str().unwrap();
+    let (ok, _, err) = tpuc(&["compile", "testdata/models/mlp/exported.pt2", "-o", art]);
+    assert!(ok, "{err}");
+    let run = |extra: &[&str], level: Option<&str>| -> String {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tpuc"));
+        cmd.args(["run", art, "--no-cache"])
+            .args(["--input", "testdata/models/mlp/inputs/0_input.npy"])
+            .args(extra)
+            .current_dir(repo())
+            .env_remove("TF_CPP_MIN_LOG_LEVEL");
+        if let Some(l) = level {
+            cmd.env("TF_CPP_MIN_LOG_LEVEL", l);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let is_plugin_log = |l: &str| {
+        l.starts_with("WARNING: All log messages")
+            || (l.len() > 5
+                && l.as_bytes()[0].is_ascii_uppercase()
+                && l[1..5].bytes().all(|b| b.is_ascii_digit()))
+    };
+    let quiet = run(&[], None);
+    assert!(
+        !quiet.lines().any(is_plugin_log),
+        "plugin log lines by default:\n{quiet}"
+    );
+    let verbose = run(&["-v"], None);
+    assert!(verbose.contains("cpu_device_count"), "{verbose}");
+    let user = run(&[], Some("0"));
+    assert!(user.contains("cpu_device_count"), "{user}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -17,7 +17,7 @@ use tpuc_runtime::manifest::{
 };
 use tpuc_runtime::DType;
 
-use crate::frontend::{ExportedModel, InputKind};
+use crate::frontend::{ExportedModel, InputKind, StreamError};
 use crate::{
     CompileError, CompileOptions, CompileReport, MissingWeights, Progress, STABLEHLO_VERSION,
 };
@@ -165,7 +165,10 @@ fn write_safetensors(
                 });
                 Ok(())
             })
-            .map_err(&err)?;
+            .map_err(|e| match e {
+                StreamError::Read(e) => CompileError::Frontend(e),
+                StreamError::Write(e) => err(e),
+            })?;
         if !found {
             zero_filled += 1;
             let zeros = vec![0u8; (1 << 16).min(e.bytes as usize)];

@@ -712,3 +712,31 @@ fn inconsistent_graphs_are_errors_naming_the_node_or_spec() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// One altered byte inside a stored weight keeps the archive readable but changes the
+/// numbers: the entry's CRC-32 catches it, and the error names the entry.
+#[test]
+fn an_altered_weight_byte_is_a_crc_error_naming_the_entry() {
+    let out = temp_dir("crc");
+    let src = model_path("mlp", "exported");
+    let mut bytes = std::fs::read(&src).unwrap();
+    let start = {
+        let config = zip::read::Config {
+            archive_offset: zip::read::ArchiveOffset::Known(0),
+        };
+        let mut z =
+            zip::ZipArchive::with_config(config, std::io::Cursor::new(bytes.clone())).unwrap();
+        let e = z.by_name("exported/data/weights/weight_2").unwrap();
+        e.data_start() as usize
+    };
+    bytes[start + 100] ^= 0x01;
+    let damaged = out.join("damaged.pt2");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let e = compile_err(&damaged, &out.join("a.tpuc"));
+    assert!(
+        e.contains("entry `exported/data/weights/weight_2` is damaged") && e.contains("CRC-32"),
+        "{e}"
+    );
+    assert!(!out.join("a.tpuc").exists());
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -10,6 +10,7 @@
 //! - [`version`]: StableHLO versions and the artifact-vs-plugin range check.
 //! - [`discover`]: find a plugin (flag, `TPUC_PJRT_PLUGIN`, `.deps/pjrt`, Python
 //!   environments).
+//! - [`plugin_logging`]: how much plugins log to stderr (quiet unless asked).
 //! - [`npy`], [`safetensors`]: tensor file formats.
 
 pub mod cache;
@@ -21,6 +22,7 @@ pub mod error;
 pub mod manifest;
 pub mod npy;
 pub mod pjrt;
+pub mod plugin_logging;
 pub mod safetensors;
 pub mod session;
 pub mod tensor;

@@ -1,6 +1,9 @@
 //! `tpuc-coverage` (run by `make coverage`): compiles, runs and compares the op-level
 //! suite and the model corpora on the CPU PJRT plugin and writes COVERAGE.md.
 
+#[macro_use]
+extern crate tpuc_cli;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,10 +35,11 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    tpuc_runtime::plugin_logging::configure(false);
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             ExitCode::FAILURE
         }
     }
@@ -55,7 +59,7 @@ fn run(args: &Args) -> Result<(), String> {
     let suite = if args.ops.join("index.json").is_file() {
         coverage::read_op_suite(&args.ops)?
     } else {
-        eprintln!("skipping op cases: no {}/index.json", args.ops.display());
+        errln!("skipping op cases: no {}/index.json", args.ops.display());
         coverage::OpSuite {
             known_failures: Default::default(),
             core_overloads: vec![],
@@ -65,23 +69,23 @@ fn run(args: &Args) -> Result<(), String> {
     };
     let ops = coverage::run_op_suite(&client, &suite, &scratch, &cache, |i, n, c| {
         if i % 50 == 0 {
-            eprintln!("op cases: {i}/{n} ({})", c.id);
+            errln!("op cases: {i}/{n} ({})", c.id);
         }
     });
     let mut corpora = Vec::new();
     for root in &args.models {
         if !root.join("index.json").is_file() {
-            eprintln!("skipping {}: no index.json", root.display());
+            errln!("skipping {}: no index.json", root.display());
             continue;
         }
         let results = coverage::run_models(&client, root, &scratch, &cache, |i, n, name| {
-            eprintln!("models in {}: {i}/{n} ({name})", root.display());
+            errln!("models in {}: {i}/{n} ({name})", root.display());
         })?;
         corpora.push((root.display().to_string(), results));
     }
     let text = coverage::render(&suite, &ops, &corpora, &args.command);
     std::fs::write(&args.out, text).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let _ = std::fs::remove_dir_all(&scratch);
-    eprintln!("wrote {}", args.out.display());
+    errln!("wrote {}", args.out.display());
     Ok(())
 }

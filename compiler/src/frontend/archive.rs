@@ -5,11 +5,15 @@
 //! storages (`data/weights/weight_N`, `data/constants/tensor_N`) described by JSON
 //! configs; each tensor is a strided view of its storage. The file is memory-mapped and
 //! stored entries are read in place, so weights are never copied into memory whole.
+//! Every entry's bytes are checked against the zip's CRC-32 the first time they are
+//! read (as weights stream into the artifact), so a damaged archive is an error naming
+//! the entry, never silently different weights.
 
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use memmap2::Mmap;
 use serde_json::Value;
@@ -23,6 +27,8 @@ struct EntryLocation {
     data_start: u64,
     size: u64,
     stored: bool,
+    /// CRC-32 the central directory records for the uncompressed bytes.
+    crc32: u32,
 }
 
 /// A memory-mapped .pt2 archive.
@@ -31,6 +37,8 @@ pub struct Archive {
     map: Arc<Mmap>,
     root: String,
     entries: BTreeMap<String, EntryLocation>,
+    /// Entries whose CRC-32 has been checked (tied weights read one entry many times).
+    verified: Mutex<BTreeSet<String>>,
 }
 
 /// How one weight is stored: a strided view of a storage entry.
@@ -70,6 +78,7 @@ impl Archive {
                 data_start: f.data_start(),
                 size: f.size(),
                 stored: f.compression() == zip::CompressionMethod::Stored,
+                crc32: f.crc32(),
             };
             let end = loc.data_start.saturating_add(f.compressed_size());
             if end > map.len() as u64 {
@@ -92,6 +101,7 @@ impl Archive {
             map: Arc::new(map),
             root,
             entries,
+            verified: Mutex::new(BTreeSet::new()),
         })
     }
 
@@ -124,9 +134,9 @@ impl Archive {
             })?;
         if loc.stored {
             let start = loc.data_start as usize;
-            return Ok(std::borrow::Cow::Borrowed(
-                &self.map[start..start + loc.size as usize],
-            ));
+            let bytes = &self.map[start..start + loc.size as usize];
+            self.verify(&full, loc, bytes)?;
+            return Ok(std::borrow::Cow::Borrowed(bytes));
         }
         Err(FrontendError::CorruptArchive {
             path: self.path.clone(),
@@ -134,6 +144,25 @@ impl Archive {
                 "entry `{full}` is compressed; torch.export.save writes stored entries (tpuc reads weights in place)"
             ),
         })
+    }
+
+    /// Checks `bytes` (entry `full`) against its recorded CRC-32, once per entry.
+    fn verify(&self, full: &str, loc: &EntryLocation, bytes: &[u8]) -> Result<()> {
+        let mut done = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        if done.contains(full) {
+            return Ok(());
+        }
+        let found = crc32fast::hash(bytes);
+        if found != loc.crc32 {
+            return Err(FrontendError::ChecksumMismatch {
+                path: self.path.clone(),
+                entry: full.to_string(),
+                expected: loc.crc32,
+                found,
+            });
+        }
+        done.insert(full.to_string());
+        Ok(())
     }
 
     /// Reads `models/model.json`.

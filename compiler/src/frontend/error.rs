@@ -11,6 +11,13 @@ pub enum FrontendError {
     },
     #[error("`{path}` is not a readable .pt2 archive ({message}); hint: produce it with torch.export.save(ep, path), or pass the ExportedProgram JSON (model.json)")]
     CorruptArchive { path: PathBuf, message: String },
+    #[error("`{path}`: entry `{entry}` is damaged: its bytes have CRC-32 {found:08x}, the archive records {expected:08x}; hint: copy or download the archive again, or re-save it with torch.export.save")]
+    ChecksumMismatch {
+        path: PathBuf,
+        entry: String,
+        expected: u32,
+        found: u32,
+    },
     #[error("`{path}` has no `{entry}` entry; hint: is this a torch.export archive (torch.export.save)?")]
     MissingEntry { path: PathBuf, entry: String },
     #[error("invalid JSON in `{file}`: {message}")]

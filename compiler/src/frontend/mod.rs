@@ -58,22 +58,20 @@ impl ExportedModel {
         ))
     }
 
-    /// Streams the row-major bytes of weight input `name` to `sink`.
-    /// Returns `Ok(false)` when the model carries no data for it.
+    /// Streams the row-major bytes of weight input `name` to `sink`, after checking the
+    /// entry's CRC-32. Returns `Ok(false)` when the model carries no data for it.
     pub fn stream_weight(
         &self,
         name: &str,
         sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
-    ) -> std::io::Result<bool> {
+    ) -> std::result::Result<bool, StreamError> {
         let WeightSet::Archive { archive, stored } = &self.weights else {
             return Ok(false);
         };
         let (Some(st), Some(meta)) = (stored.get(name), self.graph.tensors.get(name)) else {
             return Ok(false);
         };
-        let bytes = archive
-            .read(&st.entry)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let bytes = archive.read(&st.entry).map_err(StreamError::Read)?;
         archive::for_each_row_major_chunk(
             &bytes,
             &meta.shape,
@@ -81,9 +79,17 @@ impl ExportedModel {
             st.storage_offset,
             meta.dtype.size_in_bytes(),
             sink,
-        )?;
+        )
+        .map_err(StreamError::Write)?;
         Ok(true)
     }
+}
+
+/// Why streaming a weight failed: its input (a damaged archive) or the sink.
+#[derive(Debug)]
+pub enum StreamError {
+    Read(FrontendError),
+    Write(std::io::Error),
 }
 
 /// Reads a `.pt2` archive, or a bare ExportedProgram JSON file (anything whose first
