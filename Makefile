@@ -9,6 +9,9 @@
 #   make setup   only the installs (LLVM/MLIR 22 from Debian, the CPU PJRT plugin)
 #   make runtime-only   the runtime-only tpuc (run, devices, bench; no MLIR/LLVM inside),
 #                built in release into target/runtime-only/release/tpuc
+#   make fuzz    coverage-guided fuzzing (libFuzzer, stable Rust) of the .pt2 reader, the
+#                ExportedProgram JSON reader and the artifact reader, FUZZ_SECONDS each
+#                (default 420); crashes land in target/fuzz/crashes. Not part of make test.
 #   make bench   per-call cost of tpuc's runtime vs raw PJRT execute and vs JAX (jax 0.12
 #                in .deps/bench-venv, created on first use); writes BENCH.md. Not part of
 #                make test.
@@ -23,7 +26,7 @@ DEMO_MODEL ?= gpt2
 RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
 
-.PHONY: setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -88,3 +91,37 @@ bench: build bench-venv
 coverage: setup
 	$(CARGO) build -p tpuc-cli --bin tpuc-coverage
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/debug/tpuc-coverage --out COVERAGE.md --command "make coverage"
+
+# Fuzzing: libFuzzer through libfuzzer-sys, with the sanitizer-coverage instrumentation
+# cargo-fuzz would add (stable rustc flags; no nightly, no sanitizer runtime). The
+# crate lives in fuzz/ (its own workspace); inputs that once crashed a target are kept
+# in fuzz/regressions/<target>/ and replayed by make test.
+FUZZ_SECONDS ?= 420
+FUZZ_TARGETS := pt2_archive exported_program_json artifact
+FUZZ_HOST := $(shell rustc -vV | sed -n 's/^host: //p')
+FUZZ_DIR := $(REPO)/target/fuzz
+FUZZ_BIN := $(FUZZ_DIR)/$(FUZZ_HOST)/release
+FUZZ_RUSTFLAGS := -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+	-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+	-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks
+
+fuzz: build
+	cd fuzz && RUSTFLAGS="$(FUZZ_RUSTFLAGS)" $(CARGO) build --release --target $(FUZZ_HOST) --target-dir $(FUZZ_DIR)
+	python3 fuzz/make_seeds.py $(FUZZ_DIR)/corpus $(TPUC)
+	@mkdir -p $(FUZZ_DIR)/crashes
+	@found=0; for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+		dict=""; if [ $$t = exported_program_json ]; then dict="-dict=fuzz/exported_program.dict"; fi; \
+		rm -f $(FUZZ_DIR)/crashes/$$t-*; \
+		$(FUZZ_BIN)/$$t $(FUZZ_DIR)/corpus/$$t fuzz/regressions/$$t $$dict \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+			-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+			-artifact_prefix=$(FUZZ_DIR)/crashes/$$t- > $(FUZZ_DIR)/$$t.log 2>&1; \
+		tail -n 1 $(FUZZ_DIR)/$$t.log; \
+		grep -E '^#[0-9]+: cov' $(FUZZ_DIR)/$$t.log | tail -n 1; \
+		if ls $(FUZZ_DIR)/crashes/$$t-* >/dev/null 2>&1; then \
+			found=1; echo "fuzz $$t: failures (log: $(FUZZ_DIR)/$$t.log):"; ls $(FUZZ_DIR)/crashes/$$t-*; \
+			grep -h -E 'panicked at|deadly signal|Timeout|out-of-memory' $(FUZZ_DIR)/$$t.log | sort | uniq -c; \
+		fi; \
+	done; \
+	if [ $$found -ne 0 ]; then echo "make fuzz: failures found; add each input to fuzz/regressions/<target>/ once fixed"; exit 1; fi

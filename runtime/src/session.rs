@@ -606,7 +606,12 @@ impl Session {
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     let path = dir.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| RuntimeError::io(&path, e))?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| RuntimeError::Artifact {
+    parse_manifest(&text, dir)
+}
+
+/// Parses and validates the text of a manifest (of the artifact at `dir`, for messages).
+pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest> {
+    let manifest: Manifest = serde_json::from_str(text).map_err(|e| RuntimeError::Artifact {
         dir: dir.to_path_buf(),
         message: format!("{MANIFEST_FILE} is invalid: {e}"),
     })?;

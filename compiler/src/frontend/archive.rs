@@ -31,10 +31,26 @@ struct EntryLocation {
     crc32: u32,
 }
 
-/// A memory-mapped .pt2 archive.
+/// The archive's bytes: the mapped file, or bytes already in memory.
+enum Bytes {
+    Mapped(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// A .pt2 archive, memory-mapped (or in memory, see [`Archive::from_bytes`]).
 pub struct Archive {
     path: PathBuf,
-    map: Arc<Mmap>,
+    map: Arc<Bytes>,
     root: String,
     entries: BTreeMap<String, EntryLocation>,
     /// Entries whose CRC-32 has been checked (tied weights read one entry many times).
@@ -60,6 +76,15 @@ impl Archive {
         // SAFETY: the mapping is read-only; tpuc never writes to its input, and a file
         // truncated underneath a running compile is outside what any reader can defend.
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        Archive::from_source(path, Bytes::Mapped(map))
+    }
+
+    /// An archive held in memory; `path` names it in messages (used by the fuzzers).
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Archive> {
+        Archive::from_source(path, Bytes::Owned(bytes))
+    }
+
+    fn from_source(path: &Path, map: Bytes) -> Result<Archive> {
         let corrupt = |message: String| FrontendError::CorruptArchive {
             path: path.to_path_buf(),
             message,
@@ -80,6 +105,16 @@ impl Archive {
                 stored: f.compression() == zip::CompressionMethod::Stored,
                 crc32: f.crc32(),
             };
+            // A stored entry's bytes are its data: both sizes must agree (fuzzing found
+            // archives where they do not, which would have read past the entry).
+            if loc.stored && f.compressed_size() != loc.size {
+                return Err(corrupt(format!(
+                    "stored entry `{}` records {} bytes of data but a size of {}",
+                    f.name(),
+                    f.compressed_size(),
+                    loc.size
+                )));
+            }
             let end = loc.data_start.saturating_add(f.compressed_size());
             if end > map.len() as u64 {
                 return Err(corrupt(format!(

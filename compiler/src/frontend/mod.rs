@@ -124,7 +124,16 @@ fn load_json(path: &Path) -> Result<ExportedModel> {
 }
 
 fn load_pt2(path: &Path) -> Result<ExportedModel> {
-    let archive = Archive::open(path)?;
+    from_archive(path, Archive::open(path)?)
+}
+
+/// Reads a `.pt2` archive already in memory; `path` names it in messages (the fuzzers
+/// use this; it checks exactly what [`load`] checks).
+pub fn load_pt2_bytes(path: &Path, bytes: Vec<u8>) -> Result<ExportedModel> {
+    from_archive(path, Archive::from_bytes(path, bytes)?)
+}
+
+fn from_archive(path: &Path, archive: Archive) -> Result<ExportedModel> {
     let json_bytes = archive.model_json()?;
     let file = format!("{}:models/model.json", path.display());
     let graph = json::parse_exported_program(&json_bytes, &file)?;

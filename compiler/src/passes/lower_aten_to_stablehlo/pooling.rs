@@ -98,8 +98,30 @@ fn window(op: &AtenOp, x: &TValue, n: usize) -> LResult<Window> {
     };
     for i in 0..n {
         let size = x.shape()[lead + i];
-        let out = pooled_size(size, k[i], s[i], p[i], d[i], ceil);
+        // PyTorch's checks: positive kernel, stride and dilation; padding at most half
+        // the (dilated) window; a non-empty output. Bounded so nothing below overflows.
+        const LIMIT: i64 = 1 << 31;
+        let ok = |v: i64, lo: i64| (lo..LIMIT).contains(&v);
+        if !(ok(k[i], 1) && ok(s[i], 1) && ok(d[i], 1) && ok(p[i], 0)) {
+            return Err(LowerError::Invalid(format!(
+                "pooling dim {i}: kernel_size {}, stride {}, dilation {} must be positive and \
+                 padding {} non-negative",
+                k[i], s[i], d[i], p[i]
+            )));
+        }
         let eff = d[i] * (k[i] - 1) + 1;
+        if 2 * p[i] > eff {
+            return Err(LowerError::Invalid(format!(
+                "pooling dim {i}: padding {} is more than half the window ({eff})",
+                p[i]
+            )));
+        }
+        let out = pooled_size(size, k[i], s[i], p[i], d[i], ceil);
+        if out < 1 {
+            return Err(LowerError::Invalid(format!(
+                "pooling dim {i}: input size {size} is smaller than the window ({eff})"
+            )));
+        }
         let needed = (out - 1) * s[i] + eff;
         let high = (needed - size - p[i]).max(p[i]);
         params.dims[lead + i] = k[i];
