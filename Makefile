@@ -112,7 +112,7 @@ fuzz: build
 	@found=0; for t in $(FUZZ_TARGETS); do \
 		echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
 		dict=""; if [ $$t = exported_program_json ]; then dict="-dict=fuzz/exported_program.dict"; fi; \
-		rm -f $(FUZZ_DIR)/crashes/$$t-*; \
+		rm -f $(FUZZ_DIR)/crashes/$$t-*; mkdir -p fuzz/regressions/$$t; \
 		$(FUZZ_BIN)/$$t $(FUZZ_DIR)/corpus/$$t fuzz/regressions/$$t $$dict \
 			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
 			-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \

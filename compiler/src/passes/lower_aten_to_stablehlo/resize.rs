@@ -309,7 +309,9 @@ fn grid_sample(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let padding = op.int_or("padding_mode", 0);
     let ac = op.bool_or("align_corners", false);
     // PyTorch's CPU kernel computes in the input's own dtype (half types included):
-    // coordinates and weights round to it, so do the same.
+    // coordinates and weights round to it after every op, so do the same. For f16/bf16
+    // the emitter makes each rounding explicit (f32 op, then convert; `rounds_result`),
+    // which keeps XLA from fusing them away on hosts with native half arithmetic.
     let cd = ty.dtype;
     let x = e.convert(input, cd)?;
     let g = e.convert(grid, cd)?;
