@@ -272,11 +272,12 @@ def build_bert():
     )
 
 
-def build_llama():
-    from transformers import LlamaConfig, LlamaForCausalLM
+def tiny_llama_config(**overrides):
+    """The corpus' tiny Llama: hidden 32, intermediate 64, 2 layers, 4 heads, 2 kv heads
+    (GQA), vocab 128, 64 positions, eager attention (also used by stateful/generate.py)."""
+    from transformers import LlamaConfig
 
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
+    cfg = dict(
         hidden_size=32,
         intermediate_size=64,
         num_hidden_layers=2,
@@ -284,9 +285,17 @@ def build_llama():
         num_key_value_heads=2,
         vocab_size=128,
         max_position_embeddings=64,
-        use_cache=False,
         attn_implementation="eager",
     )
+    cfg.update(overrides)
+    return LlamaConfig(**cfg)
+
+
+def build_llama():
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = tiny_llama_config(use_cache=False)
     model = LogitsOnly(LlamaForCausalLM(cfg)).eval()
     ids = _token_ids(128, (2, 8))
     return (

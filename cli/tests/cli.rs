@@ -327,6 +327,14 @@ fn core_aten_op_suite_matches_pytorch() {
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
+/// Compiles the corpus mlp into `dir/mlp.tpuc` and returns that path.
+fn compiled_mlp(dir: &Path) -> String {
+    let art = dir.join("mlp.tpuc").to_str().unwrap().to_string();
+    let (ok, _, err) = tpuc(&["compile", "testdata/models/mlp/exported.pt2", "-o", &art]);
+    assert!(ok, "{err}");
+    art
+}
+
 /// Runs tpuc with its stdout a pipe whose reader is already gone (as `| head` leaves
 /// it once head has read enough): returns (exit status, stderr).
 fn tpuc_into_closed_pipe(args: &[&str]) -> (std::process::ExitStatus, String) {
@@ -354,10 +362,8 @@ fn tpuc_into_closed_pipe(args: &[&str]) -> (std::process::ExitStatus, String) {
 #[test]
 fn printing_commands_end_quietly_when_the_reader_goes_away() {
     let dir = temp("pipe");
-    let art = dir.join("mlp.tpuc");
-    let art = art.to_str().unwrap();
-    let (ok, _, err) = tpuc(&["compile", "testdata/models/mlp/exported.pt2", "-o", art]);
-    assert!(ok, "{err}");
+    let art = compiled_mlp(&dir);
+    let art = art.as_str();
     let commands: Vec<Vec<&str>> = vec![
         vec!["inspect", "testdata/models/llama/core.pt2"],
         vec![
@@ -395,10 +401,8 @@ fn printing_commands_end_quietly_when_the_reader_goes_away() {
 #[test]
 fn plugin_log_lines_are_hidden_unless_asked_for() {
     let dir = temp("plugin-logs");
-    let art = dir.join("mlp.tpuc");
-    let art = art.to_str().unwrap();
-    let (ok, _, err) = tpuc(&["compile", "testdata/models/mlp/exported.pt2", "-o", art]);
-    assert!(ok, "{err}");
+    let art = compiled_mlp(&dir);
+    let art = art.as_str();
     let run = |extra: &[&str], level: Option<&str>| -> String {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tpuc"));
         cmd.args(["run", art, "--no-cache"])

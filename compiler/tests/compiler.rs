@@ -229,11 +229,9 @@ fn compile_err(input: &Path, out: &Path) -> String {
     }
 }
 
-#[test]
-fn bare_model_json_compiles_with_zero_filled_or_input_weights() {
-    let out = temp_dir("json");
-    let src = model_path("mlp", "exported");
-    let f = std::fs::File::open(&src).unwrap();
+/// `models/model.json` of the mlp's as-exported archive.
+fn mlp_model_json() -> Vec<u8> {
+    let f = std::fs::File::open(model_path("mlp", "exported")).unwrap();
     let config = zip::read::Config {
         archive_offset: zip::read::ArchiveOffset::Known(0),
     };
@@ -243,8 +241,14 @@ fn bare_model_json_compiles_with_zero_filled_or_input_weights() {
         .unwrap()
         .read_to_end(&mut json)
         .unwrap();
+    json
+}
+
+#[test]
+fn bare_model_json_compiles_with_zero_filled_or_input_weights() {
+    let out = temp_dir("json");
     let json_path = out.join("model.json");
-    std::fs::write(&json_path, &json).unwrap();
+    std::fs::write(&json_path, mlp_model_json()).unwrap();
 
     tpuc_compiler::compile(
         &json_path,
@@ -603,18 +607,8 @@ fn stateful_programs_are_refused_naming_the_state() {
 
 /// The mlp's ExportedProgram JSON, edited by `f` and written as a bare model.json.
 fn edited_mlp_json(out: &Path, tag: &str, f: impl Fn(&mut serde_json::Value)) -> PathBuf {
-    let file = std::fs::File::open(model_path("mlp", "exported")).unwrap();
-    let config = zip::read::Config {
-        archive_offset: zip::read::ArchiveOffset::Known(0),
-    };
-    let mut z = zip::ZipArchive::with_config(config, file).unwrap();
-    let mut json = Vec::new();
-    z.by_name("exported/models/model.json")
-        .unwrap()
-        .read_to_end(&mut json)
-        .unwrap();
     let path = out.join(format!("{tag}.json"));
-    std::fs::write(&path, edit_json(json, f)).unwrap();
+    std::fs::write(&path, edit_json(mlp_model_json(), f)).unwrap();
     path
 }
 

@@ -29,7 +29,7 @@ import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from generate import max_abs_diff, save_program, to_numpy  # noqa: E402
+from generate import max_abs_diff, save_program, tiny_llama_config, to_numpy  # noqa: E402
 
 ATOL = 1e-5
 
@@ -57,21 +57,11 @@ class InputMutation(nn.Module):
 def llama_decode():
     """One decode step of a tiny Llama with transformers' static KV cache, exported the
     way transformers' ExecuTorch integration does (called with input_ids, cache_position)."""
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+    from transformers import GenerationConfig, LlamaForCausalLM
     from transformers.integrations.executorch import convert_and_export_with_cache
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=128,
-        max_position_embeddings=64,
-        attn_implementation="eager",
-    )
-    model = LlamaForCausalLM(cfg).eval()
+    model = LlamaForCausalLM(tiny_llama_config()).eval()
     model.generation_config = GenerationConfig(
         use_cache=True,
         cache_implementation="static",
@@ -140,6 +130,14 @@ def mutations(prog):
     ]
 
 
+def drop_module_stacks(prog):
+    """Strict export (as transformers' ExecuTorch wrapper does it) records
+    nn_module_stack entries holding Python object ids, which differ on every run; tpuc
+    reads stack traces only, so drop them to keep the archives reproducible."""
+    for node in prog.graph_module.graph.nodes:
+        node.meta.pop("nn_module_stack", None)
+
+
 def generate(name):
     import transformers
 
@@ -150,6 +148,8 @@ def generate(name):
         shutil.rmtree(out_dir)
     os.makedirs(out_dir)
     programs = {"exported": ep, "core": ep.run_decompositions()}
+    for prog in programs.values():
+        drop_module_stacks(prog)
     # Expected outputs: the exported program run call after call (its state carried),
     # which must agree with the reference.
     runner = torch.export.load(_saved(ep, os.path.join(out_dir, "exported.pt2"))).module()
