@@ -22,9 +22,11 @@
 // STDIN: "stablehlo.maximum"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: lower-aten-to-stablehlo, verify-stablehlo
+// UNKNOWN: error: unknown pass `nope`; known passes: lower-aten-to-stablehlo, stablehlo-dce, stablehlo-cse, verify-stablehlo
 
 // LIST: lower-aten-to-stablehlo
+// LIST-NEXT: stablehlo-dce
+// LIST-NEXT: stablehlo-cse
 // LIST-NEXT: verify-stablehlo
 
 "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({

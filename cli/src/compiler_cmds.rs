@@ -4,36 +4,69 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use tpuc_compiler::passes::OptLevel;
 use tpuc_compiler::{CompileOptions, MissingWeights, Target};
 
-pub fn compile(
-    model: &Path,
-    output: &Path,
-    target: &str,
-    emit: &str,
-    weights_as_inputs: bool,
-) -> Result<ExitCode, String> {
-    let target = Target::parse(target).map_err(|e| e.to_string())?;
-    match emit {
+/// `tpuc compile`'s arguments (see `main.rs` for their help).
+pub struct CompileArgs {
+    pub model: PathBuf,
+    pub output: PathBuf,
+    pub target: String,
+    pub emit: String,
+    pub weights_as_inputs: bool,
+    pub opt_level: String,
+    pub print_ir_after: Vec<String>,
+    pub timing: bool,
+}
+
+pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
+    let (model, output) = (args.model.as_path(), args.output.as_path());
+    let known: Vec<String> = tpuc_compiler::passes::registry()
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
+    if let Some(bad) = args
+        .print_ir_after
+        .iter()
+        .find(|p| *p != "all" && !known.contains(p))
+    {
+        return Err(format!(
+            "--print-ir-after: unknown pass `{bad}`; known passes: {}, or all",
+            known.join(", ")
+        ));
+    }
+    let options = CompileOptions {
+        target: Target::parse(&args.target).map_err(|e| e.to_string())?,
+        missing_weights: if args.weights_as_inputs {
+            MissingWeights::AsInputs
+        } else {
+            MissingWeights::ZeroFill
+        },
+        progress: if args.emit == "artifact" {
+            terminal_progress()
+        } else {
+            None
+        },
+        opt_level: OptLevel::parse(&args.opt_level).unwrap_or_default(),
+        print_ir_after: args.print_ir_after.clone(),
+        on_ir: Some(std::sync::Arc::new(|pass: &str, ir: &str| {
+            errln!("// ----- IR after {pass} -----\n{ir}");
+        })),
+        ..CompileOptions::default()
+    };
+    let timings = match args.emit.as_str() {
         "mlir" => {
-            let text = tpuc_compiler::compile_to_mlir(model).map_err(|e| e.to_string())?;
+            let (text, timings) =
+                tpuc_compiler::compile_to_mlir(model, &options).map_err(|e| e.to_string())?;
             write_text_output(model, output, &text)?;
+            timings
         }
         "aten" => {
             let text = tpuc_compiler::compile_to_aten_mlir(model).map_err(|e| e.to_string())?;
             write_text_output(model, output, &text)?;
+            Vec::new()
         }
         "artifact" => {
-            let options = CompileOptions {
-                target,
-                missing_weights: if weights_as_inputs {
-                    MissingWeights::AsInputs
-                } else {
-                    MissingWeights::ZeroFill
-                },
-                progress: terminal_progress(),
-                ..CompileOptions::default()
-            };
             let report =
                 tpuc_compiler::compile(model, output, &options).map_err(|e| e.to_string())?;
             errln!(
@@ -51,12 +84,26 @@ pub fn compile(
                     report.zero_filled
                 );
             }
+            report.timings
         }
         other => {
             return Err(format!(
                 "unknown --emit `{other}` (expected artifact, mlir or aten)"
             ))
         }
+    };
+    if args.timing {
+        let total: f64 = timings.iter().map(|t| t.seconds).sum();
+        errln!("timing (wall clock):");
+        for t in &timings {
+            errln!(
+                "  {:<28} {:>9.3} ms  {:>5.1}%",
+                t.stage,
+                t.seconds * 1e3,
+                100.0 * t.seconds / total.max(f64::MIN_POSITIVE)
+            );
+        }
+        errln!("  {:<28} {:>9.3} ms", "total", total * 1e3);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -67,6 +67,18 @@ enum Command {
         /// instead of writing zeros.
         #[arg(long)]
         weights_as_inputs: bool,
+        /// Optimization level: 0 (lowering only), 1 (StableHLO cleanup: dead code,
+        /// identical ops merged), 2 (everything; the default).
+        #[arg(short = 'O', default_value = "2", value_parser = ["0", "1", "2"])]
+        opt_level: String,
+        /// Print the module (with node locations) to stderr after these passes
+        /// (comma-separated names from `tpuc opt --list-passes`, or `all`).
+        #[arg(long, value_name = "PASS", value_delimiter = ',')]
+        print_ir_after: Vec<String>,
+        /// Print the wall time of every stage to stderr: read, import, each pass,
+        /// print, write.
+        #[arg(long)]
+        timing: bool,
     },
     /// Run passes on an MLIR file and print the result (used by the lit tests).
     #[cfg(feature = "compiler")]
@@ -178,7 +190,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             target,
             emit,
             weights_as_inputs,
-        } => compiler_cmds::compile(&model, &output, &target, &emit, weights_as_inputs),
+            opt_level,
+            print_ir_after,
+            timing,
+        } => compiler_cmds::compile(&compiler_cmds::CompileArgs {
+            model,
+            output,
+            target,
+            emit,
+            weights_as_inputs,
+            opt_level,
+            print_ir_after,
+            timing,
+        }),
         #[cfg(feature = "compiler")]
         Command::Opt {
             file,

@@ -434,3 +434,65 @@ fn plugin_log_lines_are_hidden_unless_asked_for() {
     assert!(user.contains("cpu_device_count"), "{user}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `-O0` is the lowering alone; `-O2` (the default) cleans it up, so the program has
+/// fewer ops. `--timing` names every stage; `--print-ir-after` shows the module after
+/// the named pass and refuses names that are not passes.
+#[test]
+fn optimization_levels_timing_and_ir_printing() {
+    let count_ops = |level: &str| -> usize {
+        let (ok, out, err) = tpuc(&[
+            "compile",
+            "testdata/models/llama/core.pt2",
+            level,
+            "--emit",
+            "mlir",
+            "-o",
+            "-",
+        ]);
+        assert!(ok, "{err}");
+        out.matches("= \"stablehlo.").count()
+    };
+    let (o0, o2) = (count_ops("-O0"), count_ops("-O2"));
+    assert!(o2 < o0, "-O2 has {o2} ops, -O0 {o0}");
+
+    let dir = temp("timing");
+    let art = dir.join("mlp.tpuc");
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        "testdata/models/mlp/core.pt2",
+        "-o",
+        art.to_str().unwrap(),
+        "--timing",
+        "--print-ir-after=stablehlo-cse",
+    ]);
+    assert!(ok, "{err}");
+    for stage in [
+        "read",
+        "import",
+        "lower-aten-to-stablehlo",
+        "stablehlo-dce",
+        "stablehlo-cse",
+        "verify-stablehlo",
+        "print",
+        "write",
+        "total",
+    ] {
+        assert!(err.contains(&format!("  {stage} ")), "{stage}: {err}");
+    }
+    assert!(
+        err.contains("IR after stablehlo-cse") && err.contains("\"stablehlo.dot_general\""),
+        "{err}"
+    );
+    assert!(!err.contains("IR after stablehlo-dce"), "{err}");
+
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        "testdata/models/mlp/core.pt2",
+        "-o",
+        art.to_str().unwrap(),
+        "--print-ir-after=fusion",
+    ]);
+    assert!(!ok && err.contains("unknown pass `fusion`"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -316,6 +316,7 @@ pub fn write(
             num_weights: weights.len(),
             weight_bytes: weights.iter().map(|w| w.bytes).sum(),
             zero_filled,
+            timings: Vec::new(),
         })
     })();
     let report = match result {

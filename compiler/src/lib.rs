@@ -2,8 +2,8 @@
 //!
 //! The flow: [`frontend::load`] reads a `.pt2` archive (or bare `model.json`),
 //! [`import::import_graph`] builds an ATen-level MLIR module, the passes of
-//! [`passes::DEFAULT_PIPELINE`] lower it to StableHLO and verify it, and
-//! [`artifact::write`] produces the artifact (manifest, program, weights).
+//! [`passes::pipeline_for`] (`-O0`..`-O2`) lower it to StableHLO, clean it up and
+//! verify it, and [`artifact::write`] produces the artifact (manifest, program, weights).
 //!
 //! ```no_run
 //! use std::path::Path;
@@ -154,6 +154,44 @@ pub enum Progress {
 /// Receives progress events; the CLI draws them on a terminal.
 pub type ProgressFn = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// Receives `(pass name, module text)` after each pass named in
+/// [`CompileOptions::print_ir_after`] (`tpuc compile --print-ir-after=PASS`).
+pub type IrFn = std::sync::Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// Wall time of one stage of a compile (`read`, `import`, each pass by name, `print`,
+/// `write`), in the order they ran (`tpuc compile --timing`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageTime {
+    pub stage: String,
+    pub seconds: f64,
+}
+
+/// Times stages as they end.
+#[derive(Default)]
+struct Stopwatch {
+    times: Vec<StageTime>,
+    last: Option<std::time::Instant>,
+}
+
+impl Stopwatch {
+    fn start() -> Stopwatch {
+        Stopwatch {
+            times: Vec::new(),
+            last: Some(std::time::Instant::now()),
+        }
+    }
+    /// Ends the stage that began at the previous call.
+    fn lap(&mut self, stage: &str) {
+        let now = std::time::Instant::now();
+        let seconds = self.last.map_or(0.0, |t| (now - t).as_secs_f64());
+        self.times.push(StageTime {
+            stage: stage.to_string(),
+            seconds,
+        });
+        self.last = Some(now);
+    }
+}
+
 #[derive(Clone, Default)]
 pub struct CompileOptions {
     pub target: Target,
@@ -162,6 +200,11 @@ pub struct CompileOptions {
     pub progress: Option<ProgressFn>,
     /// Lowerings for targets tpuc does not know (custom operators), tried first.
     pub custom_lowerings: Vec<passes::lower_aten_to_stablehlo::CustomLowering>,
+    /// Which passes run after lowering (`-O0`, `-O1`, `-O2`; default `-O2`).
+    pub opt_level: passes::OptLevel,
+    /// Passes after which [`CompileOptions::on_ir`] gets the module (`all`: every pass).
+    pub print_ir_after: Vec<String>,
+    pub on_ir: Option<IrFn>,
 }
 
 impl CompileOptions {
@@ -192,6 +235,8 @@ pub struct CompileReport {
     pub weight_bytes: u64,
     /// Weights written as zeros because the source had none.
     pub zero_filled: usize,
+    /// Wall time of every stage, in order.
+    pub timings: Vec<StageTime>,
 }
 
 /// Creates the MLIR context tpuc uses.
@@ -224,19 +269,39 @@ pub fn lower_to_stablehlo<'c>(
     ctx: &'c Context,
     model: &frontend::ExportedModel,
 ) -> Result<Module<'c>, CompileError> {
-    lower_to_stablehlo_with(ctx, model, &[])
+    lower_to_stablehlo_with(ctx, model, &CompileOptions::default())
 }
 
-/// [`lower_to_stablehlo`] with user lowerings for custom operators (see
-/// [`CompileOptions::custom_lowerings`]).
+/// [`lower_to_stablehlo`] with `options`' optimization level, user lowerings for custom
+/// operators (see [`CompileOptions::custom_lowerings`]) and IR printing.
 pub fn lower_to_stablehlo_with<'c>(
     ctx: &'c Context,
     model: &frontend::ExportedModel,
-    custom: &[passes::lower_aten_to_stablehlo::CustomLowering],
+    options: &CompileOptions,
 ) -> Result<Module<'c>, CompileError> {
-    let module = import::import_graph(ctx, &model.graph)?;
-    let pipeline = passes::default_pipeline(custom);
-    passes::run_pipeline(ctx, module, &pipeline)
+    lower_timed(ctx, model, options, &mut Stopwatch::start())
+}
+
+fn lower_timed<'c>(
+    ctx: &'c Context,
+    model: &frontend::ExportedModel,
+    options: &CompileOptions,
+    watch: &mut Stopwatch,
+) -> Result<Module<'c>, CompileError> {
+    let mut module = import::import_graph(ctx, &model.graph)?;
+    watch.lap("import");
+    for pass in passes::pipeline_for(options.opt_level, &options.custom_lowerings) {
+        module = pass.run(ctx, module)?;
+        watch.lap(pass.name());
+        let wanted = options
+            .print_ir_after
+            .iter()
+            .any(|p| p == pass.name() || p == "all");
+        if let (true, Some(on_ir)) = (wanted, &options.on_ir) {
+            on_ir(pass.name(), &print_module_with_locations(&module)?);
+        }
+    }
+    Ok(module)
 }
 
 /// Compiles the exported program at `input` into an artifact directory at `output`.
@@ -246,23 +311,35 @@ pub fn compile(
     options: &CompileOptions,
 ) -> Result<CompileReport, CompileError> {
     artifact::check_output_path(input, output)?;
+    let mut watch = Stopwatch::start();
     options.report(Progress::Loading);
     let model = frontend::load(input)?;
+    watch.lap("read");
     options.report(Progress::Lowering);
     let ctx = new_context();
-    let module = lower_to_stablehlo_with(&ctx, &model, &options.custom_lowerings)?;
+    let module = lower_timed(&ctx, &model, options, &mut watch)?;
     let program = print_module(&module)?;
-    let report = artifact::write(&model, &program, output, options)?;
+    watch.lap("print");
+    let mut report = artifact::write(&model, &program, output, options)?;
+    watch.lap("write");
     options.report(Progress::Done);
+    report.timings = watch.times;
     Ok(report)
 }
 
-/// Compiles to StableHLO text only (`tpuc compile --emit mlir`).
-pub fn compile_to_mlir(input: &Path) -> Result<String, CompileError> {
+/// Compiles to StableHLO text only (`tpuc compile --emit mlir`), with the stage times.
+pub fn compile_to_mlir(
+    input: &Path,
+    options: &CompileOptions,
+) -> Result<(String, Vec<StageTime>), CompileError> {
+    let mut watch = Stopwatch::start();
     let model = frontend::load(input)?;
+    watch.lap("read");
     let ctx = new_context();
-    let module = lower_to_stablehlo(&ctx, &model)?;
-    print_module(&module)
+    let module = lower_timed(&ctx, &model, options, &mut watch)?;
+    let text = print_module(&module)?;
+    watch.lap("print");
+    Ok((text, watch.times))
 }
 
 /// The ATen-level module for `input`, printed with node locations (`tpuc compile

@@ -139,7 +139,11 @@ fn stablehlo_snapshots_of_every_corpus_model() {
     settings.bind(|| {
         for name in models() {
             for form in ["exported", "core"] {
-                let text = tpuc_compiler::compile_to_mlir(&model_path(&name, form)).unwrap();
+                let (text, _) = tpuc_compiler::compile_to_mlir(
+                    &model_path(&name, form),
+                    &CompileOptions::default(),
+                )
+                .unwrap();
                 insta::assert_snapshot!(format!("{name}_{form}"), text);
             }
         }

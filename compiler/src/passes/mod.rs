@@ -2,8 +2,12 @@
 //!
 //! A pass takes a module and returns the module to continue with (rewriting passes
 //! rebuild functions, see `lower_aten_to_stablehlo`). `tpuc opt --pass-pipeline=a,b`
-//! runs any sequence of them; [`DEFAULT_PIPELINE`] is what `tpuc compile` runs.
+//! runs any sequence of them; [`pipeline_for`] gives what `tpuc compile -O<n>` runs
+//! ([`DEFAULT_PIPELINE`] at the default `-O2`).
 
+pub mod cse;
+pub mod dce;
+mod ir;
 pub mod lower_aten_to_stablehlo;
 pub mod verify_stablehlo;
 
@@ -21,8 +25,33 @@ pub trait Pass {
     fn run<'c>(&self, ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError>;
 }
 
-/// The pipeline `tpuc compile` runs on an imported ATen-level module.
-pub const DEFAULT_PIPELINE: &str = "lower-aten-to-stablehlo,verify-stablehlo";
+/// How much `tpuc compile` optimizes (`-O0`, `-O1`, `-O2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum OptLevel {
+    /// Lowering and verification only: the program as the lowerings wrote it.
+    O0,
+    /// Cleanup on StableHLO: dead code removed, identical ops merged.
+    O1,
+    /// Everything tpuc does (today the same passes as `-O1`).
+    #[default]
+    O2,
+}
+
+impl OptLevel {
+    /// `0`, `1` or `2`.
+    pub fn parse(s: &str) -> Option<OptLevel> {
+        match s {
+            "0" => Some(OptLevel::O0),
+            "1" => Some(OptLevel::O1),
+            "2" => Some(OptLevel::O2),
+            _ => None,
+        }
+    }
+}
+
+/// The pipeline `tpuc compile` runs at the default `-O2`, as `tpuc opt` text.
+pub const DEFAULT_PIPELINE: &str =
+    "lower-aten-to-stablehlo,stablehlo-dce,stablehlo-cse,verify-stablehlo";
 
 /// The `lower-aten-to-stablehlo` pass, optionally with user lowerings.
 #[derive(Default)]
@@ -46,18 +75,32 @@ impl Pass for LowerAtenToStablehlo {
 pub fn registry() -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(LowerAtenToStablehlo::default()),
+        Box::new(dce::StablehloDce),
+        Box::new(cse::StablehloCse),
         Box::new(verify_stablehlo::VerifyStablehlo),
     ]
 }
 
-/// The default pipeline with `custom` lowerings added to `lower-aten-to-stablehlo`.
+/// The default (`-O2`) pipeline with `custom` lowerings added to
+/// `lower-aten-to-stablehlo`.
 pub fn default_pipeline(custom: &[lower_aten_to_stablehlo::CustomLowering]) -> Vec<Box<dyn Pass>> {
-    vec![
-        Box::new(LowerAtenToStablehlo {
-            custom: custom.to_vec(),
-        }),
-        Box::new(verify_stablehlo::VerifyStablehlo),
-    ]
+    pipeline_for(OptLevel::O2, custom)
+}
+
+/// The pipeline of `level`, with `custom` lowerings added to `lower-aten-to-stablehlo`.
+pub fn pipeline_for(
+    level: OptLevel,
+    custom: &[lower_aten_to_stablehlo::CustomLowering],
+) -> Vec<Box<dyn Pass>> {
+    let mut passes: Vec<Box<dyn Pass>> = vec![Box::new(LowerAtenToStablehlo {
+        custom: custom.to_vec(),
+    })];
+    if level >= OptLevel::O1 {
+        passes.push(Box::new(dce::StablehloDce));
+        passes.push(Box::new(cse::StablehloCse));
+    }
+    passes.push(Box::new(verify_stablehlo::VerifyStablehlo));
+    passes
 }
 
 /// Parses `a,b,c` into passes; unknown names are an error listing the known ones.
