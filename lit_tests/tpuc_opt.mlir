@@ -22,9 +22,10 @@
 // STDIN: "stablehlo.maximum"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: lower-aten-to-stablehlo, stablehlo-dce, stablehlo-cse, verify-stablehlo
+// UNKNOWN: error: unknown pass `nope`; known passes: lower-aten-to-stablehlo, stablehlo-simplify, stablehlo-dce, stablehlo-cse, verify-stablehlo
 
 // LIST: lower-aten-to-stablehlo
+// LIST-NEXT: stablehlo-simplify
 // LIST-NEXT: stablehlo-dce
 // LIST-NEXT: stablehlo-cse
 // LIST-NEXT: verify-stablehlo

@@ -471,6 +471,7 @@ fn optimization_levels_timing_and_ir_printing() {
         "read",
         "import",
         "lower-aten-to-stablehlo",
+        "stablehlo-simplify",
         "stablehlo-dce",
         "stablehlo-cse",
         "verify-stablehlo",

@@ -116,3 +116,104 @@ pub fn function_bodies(module: &Module<'_>) -> Vec<Vec<MlirOperation>> {
     }
     out
 }
+
+/// The op that defines `v`, unless `v` is a block argument.
+pub fn defining_op(v: MlirValue) -> Option<MlirOperation> {
+    // SAFETY: `v` belongs to the module being transformed.
+    unsafe { mlir_sys::mlirValueIsAOpResult(v).then(|| mlir_sys::mlirOpResultGetOwner(v)) }
+}
+
+/// True when `a` and `b` have the same type (types are uniqued in the context).
+pub fn same_type(a: MlirValue, b: MlirValue) -> bool {
+    // SAFETY: both values belong to the module being transformed.
+    unsafe { mlir_sys::mlirTypeEqual(mlir_sys::mlirValueGetType(a), mlir_sys::mlirValueGetType(b)) }
+}
+
+/// The tensor type of `v` as tpuc's plain value (`None` for non-tensor types).
+pub fn tensor_type(v: MlirValue) -> Option<tpuc_dialects::TensorType> {
+    // SAFETY: as above; the type outlives this call (it belongs to the context).
+    let ty = unsafe { melior::ir::Type::from_raw(mlir_sys::mlirValueGetType(v)) };
+    tpuc_dialects::TensorType::from_mlir(ty).ok()
+}
+
+/// Makes operand `i` of `op` be `v`.
+pub fn set_operand(op: MlirOperation, i: isize, v: MlirValue) {
+    // SAFETY: `i` is below the operand count and `v` has the operand's type.
+    unsafe { mlir_sys::mlirOperationSetOperand(op, i, v) }
+}
+
+fn attribute(op: MlirOperation, name: &str) -> Option<mlir_sys::MlirAttribute> {
+    let n = mlir_sys::MlirStringRef {
+        data: name.as_ptr() as *const std::os::raw::c_char,
+        length: name.len(),
+    };
+    // SAFETY: `op` is live; the string outlives the call.
+    let a = unsafe { mlir_sys::mlirOperationGetAttributeByName(op, n) };
+    (!a.ptr.is_null()).then_some(a)
+}
+
+/// The `array<i64: ...>` attribute `name` of `op`.
+pub fn i64_array(op: MlirOperation, name: &str) -> Option<Vec<i64>> {
+    let a = attribute(op, name)?;
+    // SAFETY: the attribute is checked to be a dense i64 array before it is read.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsADenseI64Array(a) {
+            return None;
+        }
+        let n = mlir_sys::mlirDenseArrayGetNumElements(a);
+        Some(
+            (0..n)
+                .map(|i| mlir_sys::mlirDenseI64ArrayGetElement(a, i))
+                .collect(),
+        )
+    }
+}
+
+/// Sets attribute `name` of `op` to the attribute written as `text`.
+pub fn set_attribute(op: MlirOperation, name: &str, text: &str) -> bool {
+    let n = mlir_sys::MlirStringRef {
+        data: name.as_ptr() as *const std::os::raw::c_char,
+        length: name.len(),
+    };
+    let t = mlir_sys::MlirStringRef {
+        data: text.as_ptr() as *const std::os::raw::c_char,
+        length: text.len(),
+    };
+    // SAFETY: `op` is live; the strings outlive the calls; a null parse is refused.
+    unsafe {
+        let a = mlir_sys::mlirAttributeParseGet(mlir_sys::mlirOperationGetContext(op), t);
+        if a.ptr.is_null() {
+            return false;
+        }
+        mlir_sys::mlirOperationSetAttributeByName(op, n, a);
+    }
+    true
+}
+
+/// The value of every element of `v` when `v` is a splat constant, or a broadcast of
+/// one (as the lowerings write scalars), read as f64 (sign of zero kept).
+pub fn splat_value(v: MlirValue) -> Option<f64> {
+    let mut op = defining_op(v)?;
+    if op_name(op) == "stablehlo.broadcast_in_dim" {
+        op = defining_op(*operands(op).first()?)?;
+    }
+    if op_name(op) != "stablehlo.constant" {
+        return None;
+    }
+    let a = attribute(op, "value")?;
+    // SAFETY: each accessor is guarded by the matching type test.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsADenseElements(a) || !mlir_sys::mlirDenseElementsAttrIsSplat(a)
+        {
+            return None;
+        }
+        let e = mlir_sys::mlirDenseElementsAttrGetSplatValue(a);
+        if mlir_sys::mlirAttributeIsAFloat(e) {
+            Some(mlir_sys::mlirFloatAttrGetValueDouble(e))
+        } else if mlir_sys::mlirAttributeIsAInteger(e) {
+            Some(mlir_sys::mlirIntegerAttrGetValueInt(e) as f64)
+        } else {
+            None
+        }
+    }
+}

@@ -9,6 +9,7 @@ pub mod cse;
 pub mod dce;
 mod ir;
 pub mod lower_aten_to_stablehlo;
+pub mod simplify;
 pub mod verify_stablehlo;
 
 use melior::ir::Module;
@@ -32,7 +33,7 @@ pub enum OptLevel {
     O0,
     /// Cleanup on StableHLO: dead code removed, identical ops merged.
     O1,
-    /// Everything tpuc does (today the same passes as `-O1`).
+    /// Everything tpuc does: also exact algebraic simplification.
     #[default]
     O2,
 }
@@ -51,7 +52,7 @@ impl OptLevel {
 
 /// The pipeline `tpuc compile` runs at the default `-O2`, as `tpuc opt` text.
 pub const DEFAULT_PIPELINE: &str =
-    "lower-aten-to-stablehlo,stablehlo-dce,stablehlo-cse,verify-stablehlo";
+    "lower-aten-to-stablehlo,stablehlo-simplify,stablehlo-dce,stablehlo-cse,verify-stablehlo";
 
 /// The `lower-aten-to-stablehlo` pass, optionally with user lowerings.
 #[derive(Default)]
@@ -75,6 +76,7 @@ impl Pass for LowerAtenToStablehlo {
 pub fn registry() -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(LowerAtenToStablehlo::default()),
+        Box::new(simplify::StablehloSimplify),
         Box::new(dce::StablehloDce),
         Box::new(cse::StablehloCse),
         Box::new(verify_stablehlo::VerifyStablehlo),
@@ -95,6 +97,9 @@ pub fn pipeline_for(
     let mut passes: Vec<Box<dyn Pass>> = vec![Box::new(LowerAtenToStablehlo {
         custom: custom.to_vec(),
     })];
+    if level >= OptLevel::O2 {
+        passes.push(Box::new(simplify::StablehloSimplify));
+    }
     if level >= OptLevel::O1 {
         passes.push(Box::new(dce::StablehloDce));
         passes.push(Box::new(cse::StablehloCse));
