@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use tpuc_compiler::passes::OptLevel;
+use tpuc_compiler::passes::{MatmulPrecision, OptLevel};
 use tpuc_compiler::{CompileOptions, MissingWeights, Target};
 
 /// `tpuc compile`'s arguments (see `main.rs` for their help).
@@ -17,6 +17,7 @@ pub struct CompileArgs {
     pub opt_level: String,
     pub print_ir_after: Vec<String>,
     pub timing: bool,
+    pub matmul_precision: String,
 }
 
 pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
@@ -48,6 +49,7 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
             None
         },
         opt_level: OptLevel::parse(&args.opt_level).unwrap_or_default(),
+        matmul_precision: MatmulPrecision::parse(&args.matmul_precision).unwrap_or_default(),
         print_ir_after: args.print_ir_after.clone(),
         on_ir: Some(std::sync::Arc::new(|pass: &str, ir: &str| {
             errln!("// ----- IR after {pass} -----\n{ir}");

@@ -79,6 +79,11 @@ enum Command {
         /// print, write.
         #[arg(long)]
         timing: bool,
+        /// Precision of f32 matmuls and convolutions: highest (full f32, PyTorch's
+        /// numbers; the default), high (three bf16 passes on a TPU) or default (one
+        /// bf16 pass on a TPU: fastest, about bf16 accuracy). Recorded in the manifest.
+        #[arg(long, default_value = "highest", value_parser = ["default", "high", "highest"])]
+        matmul_precision: String,
     },
     /// Run passes on an MLIR file and print the result (used by the lit tests).
     #[cfg(feature = "compiler")]
@@ -193,6 +198,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             opt_level,
             print_ir_after,
             timing,
+            matmul_precision,
         } => compiler_cmds::compile(&compiler_cmds::CompileArgs {
             model,
             output,
@@ -202,6 +208,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             opt_level,
             print_ir_after,
             timing,
+            matmul_precision,
         }),
         #[cfg(feature = "compiler")]
         Command::Opt {

@@ -497,3 +497,48 @@ fn optimization_levels_timing_and_ir_printing() {
     assert!(!ok && err.contains("unknown pass `fusion`"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--matmul-precision default` rewrites the f32 matmuls' precision and records the
+/// choice in the manifest; XLA's CPU backend computes f32 either way, so the artifact
+/// still matches PyTorch here.
+#[test]
+fn matmul_precision_is_emitted_and_recorded() {
+    let dir = temp("precision");
+    let art = dir.join("mlp.tpuc");
+    let art_s = art.to_str().unwrap();
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        "testdata/models/mlp/core.pt2",
+        "-o",
+        art_s,
+        "--matmul-precision",
+        "default",
+    ]);
+    assert!(ok, "{err}");
+    let program = std::fs::read_to_string(art.join("program.mlir")).unwrap();
+    assert!(program.contains("precision DEFAULT") && !program.contains("precision HIGHEST"));
+    let manifest = std::fs::read_to_string(art.join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains("\"matmul_precision\": \"default\""),
+        "{manifest}"
+    );
+    let (ok, out, err) = tpuc(&[
+        "run",
+        art_s,
+        "--input",
+        "testdata/models/mlp/inputs/0_input.npy",
+        "--expect",
+        "testdata/models/mlp/expected/0.npy",
+    ]);
+    assert!(ok && out.contains("OK"), "{out}\n{err}");
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        "testdata/models/mlp/core.pt2",
+        "-o",
+        art_s,
+        "--matmul-precision",
+        "fast",
+    ]);
+    assert!(!ok && err.contains("fast"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

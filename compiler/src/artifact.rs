@@ -286,6 +286,7 @@ pub fn write(
             tpuc_version: env!("CARGO_PKG_VERSION").to_string(),
             target: options.target.name().to_string(),
             stablehlo_version: STABLEHLO_VERSION.to_string(),
+            matmul_precision: options.matmul_precision.name().to_string(),
             source: FileRef {
                 file: model
                     .source

@@ -202,6 +202,9 @@ pub struct CompileOptions {
     pub custom_lowerings: Vec<passes::lower_aten_to_stablehlo::CustomLowering>,
     /// Which passes run after lowering (`-O0`, `-O1`, `-O2`; default `-O2`).
     pub opt_level: passes::OptLevel,
+    /// Precision of f32 matmuls and convolutions (default `highest`: PyTorch's
+    /// numbers); recorded in the manifest.
+    pub matmul_precision: passes::MatmulPrecision,
     /// Passes after which [`CompileOptions::on_ir`] gets the module (`all`: every pass).
     pub print_ir_after: Vec<String>,
     pub on_ir: Option<IrFn>,
@@ -290,7 +293,12 @@ fn lower_timed<'c>(
 ) -> Result<Module<'c>, CompileError> {
     let mut module = import::import_graph(ctx, &model.graph)?;
     watch.lap("import");
-    for pass in passes::pipeline_for(options.opt_level, &options.custom_lowerings) {
+    let pipeline = passes::pipeline_for(
+        options.opt_level,
+        options.matmul_precision,
+        &options.custom_lowerings,
+    );
+    for pass in pipeline {
         module = pass.run(ctx, module)?;
         watch.lap(pass.name());
         let wanted = options

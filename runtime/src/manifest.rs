@@ -16,6 +16,10 @@
 use crate::DType;
 use serde::{Deserialize, Serialize};
 
+fn highest() -> String {
+    "highest".to_string()
+}
+
 /// Bumped whenever the layout of an artifact changes incompatibly.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -28,6 +32,10 @@ pub struct Manifest {
     pub target: String,
     /// StableHLO version the program is written against.
     pub stablehlo_version: String,
+    /// Precision of the program's f32 matmuls and convolutions: `highest` (full f32,
+    /// PyTorch's numbers), `high` or `default` (`tpuc compile --matmul-precision`).
+    #[serde(default = "highest")]
+    pub matmul_precision: String,
     /// The exported model the artifact was compiled from.
     pub source: FileRef,
     pub program: FileRef,

@@ -732,6 +732,7 @@ fn write_artifact(dir: &Path) -> Manifest {
         tpuc_version: "test".into(),
         target: "tpu".into(),
         stablehlo_version: "1.0.0".into(),
+        matmul_precision: "highest".into(),
         source: FileRef {
             file: "model.pt2".into(),
             sha256: "0".repeat(64),

@@ -9,11 +9,14 @@ pub mod cse;
 pub mod dce;
 mod ir;
 pub mod lower_aten_to_stablehlo;
+pub mod matmul_precision;
 pub mod simplify;
 pub mod verify_stablehlo;
 
 use melior::ir::Module;
 use melior::Context;
+
+pub use matmul_precision::MatmulPrecision;
 
 use crate::CompileError;
 
@@ -76,6 +79,13 @@ impl Pass for LowerAtenToStablehlo {
 pub fn registry() -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(LowerAtenToStablehlo::default()),
+        Box::new(matmul_precision::SetMatmulPrecision(
+            MatmulPrecision::Default,
+        )),
+        Box::new(matmul_precision::SetMatmulPrecision(MatmulPrecision::High)),
+        Box::new(matmul_precision::SetMatmulPrecision(
+            MatmulPrecision::Highest,
+        )),
         Box::new(simplify::StablehloSimplify),
         Box::new(dce::StablehloDce),
         Box::new(cse::StablehloCse),
@@ -86,17 +96,22 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
 /// The default (`-O2`) pipeline with `custom` lowerings added to
 /// `lower-aten-to-stablehlo`.
 pub fn default_pipeline(custom: &[lower_aten_to_stablehlo::CustomLowering]) -> Vec<Box<dyn Pass>> {
-    pipeline_for(OptLevel::O2, custom)
+    pipeline_for(OptLevel::O2, MatmulPrecision::Highest, custom)
 }
 
-/// The pipeline of `level`, with `custom` lowerings added to `lower-aten-to-stablehlo`.
+/// The pipeline of `level`, with f32 matmuls at `precision` (a choice of numerics, so
+/// at every level) and `custom` lowerings added to `lower-aten-to-stablehlo`.
 pub fn pipeline_for(
     level: OptLevel,
+    precision: MatmulPrecision,
     custom: &[lower_aten_to_stablehlo::CustomLowering],
 ) -> Vec<Box<dyn Pass>> {
     let mut passes: Vec<Box<dyn Pass>> = vec![Box::new(LowerAtenToStablehlo {
         custom: custom.to_vec(),
     })];
+    if precision != MatmulPrecision::Highest {
+        passes.push(Box::new(matmul_precision::SetMatmulPrecision(precision)));
+    }
     if level >= OptLevel::O2 {
         passes.push(Box::new(simplify::StablehloSimplify));
     }
