@@ -472,6 +472,7 @@ fn optimization_levels_timing_and_ir_printing() {
         "import",
         "lower-aten-to-stablehlo",
         "stablehlo-simplify",
+        "stablehlo-fold-transpose",
         "stablehlo-dce",
         "stablehlo-cse",
         "verify-stablehlo",

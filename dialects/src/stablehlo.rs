@@ -1118,6 +1118,34 @@ fn precision_config(dtype: DType) -> Option<String> {
         .then(|| "[#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]".to_string())
 }
 
+impl DotDims {
+    /// Reads the dimension lists of a printed `#stablehlo.dot<...>` attribute (absent
+    /// lists are empty).
+    pub fn parse(text: &str) -> DotDims {
+        let field = |name: &str| attr_list_field(text, name);
+        DotDims {
+            lhs_batch: field("lhs_batching_dimensions"),
+            rhs_batch: field("rhs_batching_dimensions"),
+            lhs_contract: field("lhs_contracting_dimensions"),
+            rhs_contract: field("rhs_contracting_dimensions"),
+        }
+    }
+}
+
+/// The list `name = [a, b, ...]` inside a printed dialect attribute such as
+/// `#stablehlo.dot<...>` or `#stablehlo.gather<...>` (empty when absent).
+pub fn attr_list_field(text: &str, name: &str) -> Vec<i64> {
+    let Some(pos) = text.find(&format!("{name} = [")) else {
+        return vec![];
+    };
+    let rest = &text[pos + name.len() + 4..];
+    let end = rest.find(']').unwrap_or(0);
+    rest[..end]
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}
+
 pub fn dot_dims_attr(d: &DotDims) -> String {
     let mut fields = vec![];
     let mut push = |name: &str, v: &[i64]| {

@@ -10,9 +10,9 @@ use melior::ir::operation::{OperationLike, OperationRef, WalkOrder, WalkResult};
 use melior::ir::{Module, ValueLike};
 
 use crate::stablehlo::{
-    check_broadcast_in_dim, infer_concatenate, infer_convolution, infer_dot_general, infer_gather,
-    infer_reduce, infer_reduce_window, infer_slice, infer_transpose, ConvParams, DotDims,
-    GatherDims, WindowParams,
+    attr_list_field, check_broadcast_in_dim, infer_concatenate, infer_convolution,
+    infer_dot_general, infer_gather, infer_reduce, infer_reduce_window, infer_slice,
+    infer_transpose, ConvParams, DotDims, GatherDims, WindowParams,
 };
 use crate::types::TensorType;
 use crate::DialectError;
@@ -182,18 +182,6 @@ fn dense_pairs(attr: &Attribute<'_>, n: usize) -> Result<Vec<(i64, i64)>, String
 }
 
 /// Parses `name = [1, 2]` fields out of a `#stablehlo.dot<...>` attribute.
-fn dot_field(text: &str, name: &str) -> Vec<i64> {
-    let Some(pos) = text.find(&format!("{name} = [")) else {
-        return vec![];
-    };
-    let rest = &text[pos + name.len() + 4..];
-    let end = rest.find(']').unwrap_or(0);
-    rest[..end]
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect()
-}
-
 fn expect(found: &TensorType, want: &TensorType) -> Result<(), String> {
     if found == want {
         Ok(())
@@ -324,12 +312,7 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
         }
         "stablehlo.dot_general" => {
             let text = attr(op, "dot_dimension_numbers")?.to_string();
-            let d = DotDims {
-                lhs_batch: dot_field(&text, "lhs_batching_dimensions"),
-                rhs_batch: dot_field(&text, "rhs_batching_dimensions"),
-                lhs_contract: dot_field(&text, "lhs_contracting_dimensions"),
-                rhs_contract: dot_field(&text, "rhs_contracting_dimensions"),
-            };
+            let d = DotDims::parse(&text);
             if operands.len() != 2 {
                 return Err("dot_general needs two operands".to_string());
             }
@@ -415,9 +398,9 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
                 return Err("gather needs an operand and indices".to_string());
             }
             let d = GatherDims {
-                offset_dims: dot_field(&text, "offset_dims"),
-                collapsed_slice_dims: dot_field(&text, "collapsed_slice_dims"),
-                start_index_map: dot_field(&text, "start_index_map"),
+                offset_dims: attr_list_field(&text, "offset_dims"),
+                collapsed_slice_dims: attr_list_field(&text, "collapsed_slice_dims"),
+                start_index_map: attr_list_field(&text, "start_index_map"),
                 index_vector_dim: text
                     .split("index_vector_dim = ")
                     .nth(1)

@@ -217,3 +217,10 @@ pub fn splat_value(v: MlirValue) -> Option<f64> {
         }
     }
 }
+
+/// The printed form of attribute `name` of `op`.
+pub fn attribute_text(op: MlirOperation, name: &str) -> Option<String> {
+    let a = attribute(op, name)?;
+    // SAFETY: the attribute belongs to the context, which outlives this call.
+    Some(unsafe { melior::ir::Attribute::from_raw(a) }.to_string())
+}

@@ -7,6 +7,7 @@
 
 pub mod cse;
 pub mod dce;
+pub mod fold_transpose;
 mod ir;
 pub mod lower_aten_to_stablehlo;
 pub mod matmul_precision;
@@ -36,7 +37,8 @@ pub enum OptLevel {
     O0,
     /// Cleanup on StableHLO: dead code removed, identical ops merged.
     O1,
-    /// Everything tpuc does: also exact algebraic simplification.
+    /// Everything tpuc does: also exact algebraic simplification and transposes
+    /// folded into dot_general.
     #[default]
     O2,
 }
@@ -55,7 +57,7 @@ impl OptLevel {
 
 /// The pipeline `tpuc compile` runs at the default `-O2`, as `tpuc opt` text.
 pub const DEFAULT_PIPELINE: &str =
-    "lower-aten-to-stablehlo,stablehlo-simplify,stablehlo-dce,stablehlo-cse,verify-stablehlo";
+    "lower-aten-to-stablehlo,stablehlo-simplify,stablehlo-fold-transpose,stablehlo-dce,stablehlo-cse,verify-stablehlo";
 
 /// The `lower-aten-to-stablehlo` pass, optionally with user lowerings.
 #[derive(Default)]
@@ -87,6 +89,7 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
             MatmulPrecision::Highest,
         )),
         Box::new(simplify::StablehloSimplify),
+        Box::new(fold_transpose::FoldTranspose),
         Box::new(dce::StablehloDce),
         Box::new(cse::StablehloCse),
         Box::new(verify_stablehlo::VerifyStablehlo),
@@ -114,6 +117,7 @@ pub fn pipeline_for(
     }
     if level >= OptLevel::O2 {
         passes.push(Box::new(simplify::StablehloSimplify));
+        passes.push(Box::new(fold_transpose::FoldTranspose));
     }
     if level >= OptLevel::O1 {
         passes.push(Box::new(dce::StablehloDce));
