@@ -3,7 +3,7 @@
 //! A pass takes a module and returns the module to continue with (rewriting passes
 //! rebuild functions, see `lower_aten_to_stablehlo`). `tpuc opt --pass-pipeline=a,b`
 //! runs any sequence of them; [`pipeline_for`] gives what `tpuc compile -O<n>` runs
-//! ([`DEFAULT_PIPELINE`] at the default `-O2`).
+//! (`--print-ir-after`/`--timing` show it).
 
 pub mod cse;
 pub mod dce;
@@ -55,10 +55,6 @@ impl OptLevel {
     }
 }
 
-/// The pipeline `tpuc compile` runs at the default `-O2`, as `tpuc opt` text.
-pub const DEFAULT_PIPELINE: &str =
-    "lower-aten-to-stablehlo,stablehlo-simplify,stablehlo-fold-transpose,stablehlo-dce,stablehlo-cse,verify-stablehlo";
-
 /// The `lower-aten-to-stablehlo` pass, optionally with user lowerings.
 #[derive(Default)]
 pub struct LowerAtenToStablehlo {
@@ -94,12 +90,6 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
         Box::new(cse::StablehloCse),
         Box::new(verify_stablehlo::VerifyStablehlo),
     ]
-}
-
-/// The default (`-O2`) pipeline with `custom` lowerings added to
-/// `lower-aten-to-stablehlo`.
-pub fn default_pipeline(custom: &[lower_aten_to_stablehlo::CustomLowering]) -> Vec<Box<dyn Pass>> {
-    pipeline_for(OptLevel::O2, MatmulPrecision::Highest, custom)
 }
 
 /// The pipeline of `level`, with f32 matmuls at `precision` (a choice of numerics, so
