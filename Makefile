@@ -60,11 +60,11 @@ test: unit-test op-suite-avx2 lit lint
 
 lint: setup lint-runtime-only
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	bash scripts/clippy.sh --workspace --all-targets -- -D warnings
 
 # The runtime-only tpuc compiles different code (no compiler commands): lint it too.
 lint-runtime-only:
-	$(CARGO) clippy -p tpuc-cli --no-default-features --all-targets --target-dir $(RUNTIME_ONLY_DIR) -- -D warnings
+	bash scripts/clippy.sh -p tpuc-cli --no-default-features --all-targets --target-dir $(RUNTIME_ONLY_DIR) -- -D warnings
 
 # Needs no LLVM/MLIR: this is what a TPU VM or a GPU box builds.
 runtime-only:
