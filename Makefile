@@ -56,7 +56,9 @@ op-suite-avx2: setup
 lit: build
 	$(LIT) -sv lit_tests --param tpuc_bin_dir=$(REPO)/target/debug
 
-test: unit-test op-suite-avx2 lit lint
+# Lint first: it is the quickest to fail, and cargo's clippy-driver probe (see
+# scripts/clippy.sh) has only misbehaved here after the heavy test steps.
+test: lint unit-test op-suite-avx2 lit
 
 lint: setup lint-runtime-only
 	$(CARGO) fmt --all --check

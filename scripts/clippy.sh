@@ -3,8 +3,8 @@
 # clippy-driver (`rustc - --print=...`) sometimes fails, reading compiler diagnostics as
 # its source ("failed to run `rustc` to learn about target-specific information"), and
 # cargo caches that failure in <target-dir>/.rustc_info.json. Run on its own the same
-# probe succeeds. The retry drops the cached probe and runs clippy again; any other
-# failure is reported as is.
+# probe succeeds. Each retry drops the cached probe and runs clippy again (five
+# attempts in all); any other failure is reported as is.
 #
 #   scripts/clippy.sh [--target-dir DIR] CLIPPY_ARGS...
 set -uo pipefail
@@ -15,12 +15,14 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 done
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo clippy "$@" 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
-if [ "$status" -ne 0 ] && grep -q "to learn about target-specific information" "$log"; then
-  echo "clippy.sh: cargo's rustc probe failed (a known flake); retrying once without its cache" >&2
+for attempt in 1 2 3 4 5; do
+  cargo clippy "$@" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  if [ "$status" -eq 0 ] || ! grep -q "to learn about target-specific information" "$log"; then
+    exit "$status"
+  fi
+  echo "clippy.sh: cargo's rustc probe failed (attempt $attempt; a known flake here); retrying without its cache" >&2
   rm -f "$target_dir/.rustc_info.json"
-  cargo clippy "$@"
-  status=$?
-fi
+  sleep 3
+done
 exit "$status"
