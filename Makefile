@@ -56,17 +56,15 @@ op-suite-avx2: setup
 lit: build
 	$(LIT) -sv lit_tests --param tpuc_bin_dir=$(REPO)/target/debug
 
-# Lint first: it is the quickest to fail, and cargo's clippy-driver probe (see
-# scripts/clippy.sh) has only misbehaved here after the heavy test steps.
-test: lint unit-test op-suite-avx2 lit
+test: unit-test op-suite-avx2 lit lint
 
 lint: setup lint-runtime-only
 	$(CARGO) fmt --all --check
-	bash scripts/clippy.sh --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 # The runtime-only tpuc compiles different code (no compiler commands): lint it too.
 lint-runtime-only:
-	bash scripts/clippy.sh -p tpuc-cli --no-default-features --all-targets --target-dir $(RUNTIME_ONLY_DIR) -- -D warnings
+	$(CARGO) clippy -p tpuc-cli --no-default-features --all-targets --target-dir $(RUNTIME_ONLY_DIR) -- -D warnings
 
 # Needs no LLVM/MLIR: this is what a TPU VM or a GPU box builds.
 runtime-only:

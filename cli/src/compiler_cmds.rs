@@ -184,6 +184,15 @@ fn write_text_output(model: &Path, output: &Path, text: &str) -> Result<(), Stri
             ));
         }
     }
+    // A device, FIFO or socket (`-o /dev/null`, `-o >(cmd)`) is written into: renaming
+    // a temporary file over it would replace the node itself (as root, /dev/null).
+    if std::fs::metadata(output).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(output)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+            .map_err(|e| format!("cannot write `{}`: {e}", output.display()));
+    }
     let tmp = output.with_extension("mlir.tpuc-tmp");
     std::fs::write(&tmp, text).map_err(|e| format!("cannot write `{}`: {e}", tmp.display()))?;
     std::fs::rename(&tmp, output).map_err(|e| {

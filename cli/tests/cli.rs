@@ -543,3 +543,40 @@ fn matmul_precision_is_emitted_and_recorded() {
     assert!(!ok && err.contains("fast"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--emit mlir -o` onto something that is not a regular file (a FIFO here; `/dev/null`
+/// in the wild) writes into it. Renaming a temporary file over it, as for regular
+/// files, replaced the node itself: `-o /dev/null` run as root turned /dev/null into a
+/// regular file that every later reader of /dev/null saw filling up.
+#[test]
+fn text_output_into_a_fifo_keeps_the_fifo() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = temp("fifo");
+    let fifo = dir.join("out.mlir");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let captured = dir.join("captured.mlir");
+    let mut reader = Command::new("cat")
+        .arg(&fifo)
+        .stdout(std::fs::File::create(&captured).unwrap())
+        .spawn()
+        .unwrap();
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        "testdata/models/mlp/core.pt2",
+        "--emit",
+        "mlir",
+        "-o",
+        fifo.to_str().unwrap(),
+    ]);
+    let still_fifo = std::fs::symlink_metadata(&fifo).is_ok_and(|m| m.file_type().is_fifo());
+    if !still_fifo {
+        let _ = reader.kill();
+    }
+    let _ = reader.wait();
+    assert!(ok, "{err}");
+    assert!(still_fifo, "the FIFO was replaced by a regular file");
+    let text = std::fs::read_to_string(&captured).unwrap();
+    assert!(text.contains("stablehlo.dot_general"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
