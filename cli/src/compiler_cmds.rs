@@ -7,17 +7,43 @@ use std::process::ExitCode;
 use tpuc_compiler::passes::{MatmulPrecision, OptLevel};
 use tpuc_compiler::{CompileOptions, MissingWeights, Target};
 
-/// `tpuc compile`'s arguments (see `main.rs` for their help).
+/// `tpuc compile`'s arguments.
+#[derive(clap::Args)]
 pub struct CompileArgs {
-    pub model: PathBuf,
-    pub output: PathBuf,
-    pub target: String,
-    pub emit: String,
-    pub weights_as_inputs: bool,
-    pub opt_level: String,
-    pub print_ir_after: Vec<String>,
-    pub timing: bool,
-    pub matmul_precision: String,
+    /// The exported model: a .pt2 archive from torch.export.save, or its model.json.
+    model: PathBuf,
+    /// Output path: an artifact directory, or with --emit mlir a .mlir file ("-" for stdout).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Compilation target: tpu (portable StableHLO for TPUs and any PJRT plugin).
+    #[arg(long, default_value = "tpu")]
+    target: String,
+    /// What to write: "artifact" (default), "mlir" (the StableHLO module only) or
+    /// "aten" (the imported ATen-level module, with node locations).
+    #[arg(long, default_value = "artifact")]
+    emit: String,
+    /// For a bare model.json (no weights): make parameters and buffers user inputs
+    /// instead of writing zeros.
+    #[arg(long)]
+    weights_as_inputs: bool,
+    /// Optimization level: 0 (lowering only), 1 (StableHLO cleanup: dead code,
+    /// identical ops merged), 2 (also exact simplification and transposes folded
+    /// into matmuls; the default).
+    #[arg(short = 'O', default_value = "2", value_parser = ["0", "1", "2"])]
+    opt_level: String,
+    /// Print the module (with node locations) to stderr after these passes
+    /// (comma-separated names from `tpuc opt --list-passes`, or `all`).
+    #[arg(long, value_name = "PASS", value_delimiter = ',')]
+    print_ir_after: Vec<String>,
+    /// Print the wall time of every stage to stderr: read, import, each pass,
+    /// print, write.
+    #[arg(long)]
+    timing: bool,
+    /// Precision of f32 matmuls and convolutions: highest (full f32, PyTorch's
+    /// numbers; the default), high (three bf16 passes on a TPU) or default (one
+    /// bf16 pass on a TPU: fastest, about bf16 accuracy). Recorded in the manifest.
+    #[arg(long, default_value = "highest", value_parser = ["default", "high", "highest"])]
+    matmul_precision: String,
 }
 
 pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {

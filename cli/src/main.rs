@@ -50,41 +50,7 @@ enum Command {
     /// StableHLO version, checksums), program.mlir (StableHLO, generic MLIR form) and
     /// weights.safetensors. The same input always gives byte-identical files.
     #[cfg(feature = "compiler")]
-    Compile {
-        /// The exported model: a .pt2 archive from torch.export.save, or its model.json.
-        model: PathBuf,
-        /// Output path: an artifact directory, or with --emit mlir a .mlir file ("-" for stdout).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Compilation target: tpu (portable StableHLO for TPUs and any PJRT plugin).
-        #[arg(long, default_value = "tpu")]
-        target: String,
-        /// What to write: "artifact" (default), "mlir" (the StableHLO module only) or
-        /// "aten" (the imported ATen-level module, with node locations).
-        #[arg(long, default_value = "artifact")]
-        emit: String,
-        /// For a bare model.json (no weights): make parameters and buffers user inputs
-        /// instead of writing zeros.
-        #[arg(long)]
-        weights_as_inputs: bool,
-        /// Optimization level: 0 (lowering only), 1 (StableHLO cleanup: dead code,
-        /// identical ops merged), 2 (everything; the default).
-        #[arg(short = 'O', default_value = "2", value_parser = ["0", "1", "2"])]
-        opt_level: String,
-        /// Print the module (with node locations) to stderr after these passes
-        /// (comma-separated names from `tpuc opt --list-passes`, or `all`).
-        #[arg(long, value_name = "PASS", value_delimiter = ',')]
-        print_ir_after: Vec<String>,
-        /// Print the wall time of every stage to stderr: read, import, each pass,
-        /// print, write.
-        #[arg(long)]
-        timing: bool,
-        /// Precision of f32 matmuls and convolutions: highest (full f32, PyTorch's
-        /// numbers; the default), high (three bf16 passes on a TPU) or default (one
-        /// bf16 pass on a TPU: fastest, about bf16 accuracy). Recorded in the manifest.
-        #[arg(long, default_value = "highest", value_parser = ["default", "high", "highest"])]
-        matmul_precision: String,
-    },
+    Compile(compiler_cmds::CompileArgs),
     /// Run passes on an MLIR file and print the result (used by the lit tests).
     #[cfg(feature = "compiler")]
     Opt {
@@ -189,27 +155,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         #[cfg(feature = "compiler")]
-        Command::Compile {
-            model,
-            output,
-            target,
-            emit,
-            weights_as_inputs,
-            opt_level,
-            print_ir_after,
-            timing,
-            matmul_precision,
-        } => compiler_cmds::compile(&compiler_cmds::CompileArgs {
-            model,
-            output,
-            target,
-            emit,
-            weights_as_inputs,
-            opt_level,
-            print_ir_after,
-            timing,
-            matmul_precision,
-        }),
+        Command::Compile(args) => compiler_cmds::compile(&args),
         #[cfg(feature = "compiler")]
         Command::Opt {
             file,
