@@ -142,13 +142,17 @@ pub fn set_operand(op: MlirOperation, i: isize, v: MlirValue) {
     unsafe { mlir_sys::mlirOperationSetOperand(op, i, v) }
 }
 
+/// A C-API view of `s`; valid while `s` is.
+fn string_ref(s: &str) -> mlir_sys::MlirStringRef {
+    mlir_sys::MlirStringRef {
+        data: s.as_ptr() as *const std::os::raw::c_char,
+        length: s.len(),
+    }
+}
+
 fn attribute(op: MlirOperation, name: &str) -> Option<mlir_sys::MlirAttribute> {
-    let n = mlir_sys::MlirStringRef {
-        data: name.as_ptr() as *const std::os::raw::c_char,
-        length: name.len(),
-    };
     // SAFETY: `op` is live; the string outlives the call.
-    let a = unsafe { mlir_sys::mlirOperationGetAttributeByName(op, n) };
+    let a = unsafe { mlir_sys::mlirOperationGetAttributeByName(op, string_ref(name)) };
     (!a.ptr.is_null()).then_some(a)
 }
 
@@ -171,21 +175,14 @@ pub fn i64_array(op: MlirOperation, name: &str) -> Option<Vec<i64>> {
 
 /// Sets attribute `name` of `op` to the attribute written as `text`.
 pub fn set_attribute(op: MlirOperation, name: &str, text: &str) -> bool {
-    let n = mlir_sys::MlirStringRef {
-        data: name.as_ptr() as *const std::os::raw::c_char,
-        length: name.len(),
-    };
-    let t = mlir_sys::MlirStringRef {
-        data: text.as_ptr() as *const std::os::raw::c_char,
-        length: text.len(),
-    };
     // SAFETY: `op` is live; the strings outlive the calls; a null parse is refused.
     unsafe {
-        let a = mlir_sys::mlirAttributeParseGet(mlir_sys::mlirOperationGetContext(op), t);
+        let ctx = mlir_sys::mlirOperationGetContext(op);
+        let a = mlir_sys::mlirAttributeParseGet(ctx, string_ref(text));
         if a.ptr.is_null() {
             return false;
         }
-        mlir_sys::mlirOperationSetAttributeByName(op, n, a);
+        mlir_sys::mlirOperationSetAttributeByName(op, string_ref(name), a);
     }
     true
 }
