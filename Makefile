@@ -12,9 +12,11 @@
 #   make fuzz    coverage-guided fuzzing (libFuzzer, stable Rust) of the .pt2 reader, the
 #                ExportedProgram JSON reader and the artifact reader, FUZZ_SECONDS each
 #                (default 420); crashes land in target/fuzz/crashes. Not part of make test.
-#   make bench   per-call cost of tpuc's runtime vs raw PJRT execute and vs JAX (jax 0.12
-#                in .deps/bench-venv, created on first use); writes BENCH.md. Not part of
-#                make test.
+#   make bench   every corpus model: tpuc -O2 / -O0 against torchax's program for the same
+#                .pt2 (run time, ops, XLA kernels, compile time); compile scaling to 100k
+#                nodes and 1 GiB of weights; the runtime's per-call cost vs raw PJRT and
+#                JAX. jax 0.12, torch, torchax in .deps/bench-venv (created on first use);
+#                writes BENCH.md (about 15 minutes). Not part of make test.
 
 SHELL := /bin/bash
 REPO := $(abspath .)
@@ -81,8 +83,8 @@ bench-venv:
 bench: build bench-venv
 	@mkdir -p target/bench
 	$(TPUC) compile testdata/models/mlp/exported.pt2 -o target/bench/mlp.tpuc
-	$(CARGO) build --release -p tpuc-bench
-	target/release/tpuc-bench --artifact mlp=target/bench/mlp.tpuc \
+	$(CARGO) build --release -p tpuc-bench -p tpuc-cli
+	target/release/tpuc-bench --artifact mlp=target/bench/mlp.tpuc --tpuc target/release/tpuc \
 		--python $(BENCH_VENV)/bin/python --out BENCH.md --command "make bench"
 
 # Coverage: every Core ATen op case (testdata/ops) and every model corpus

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Creates the Python environment `make bench` runs JAX in:
-#   <repo>/.deps/bench-venv  with jax 0.12 (which pulls jaxlib, its CPU backend included)
-# Idempotent: does nothing when the venv already imports jax 0.12.
+# Creates the Python environment `make bench` runs its peers in:
+#   <repo>/.deps/bench-venv  with jax 0.12 (which pulls jaxlib, its CPU backend included),
+#   torch 2.15 (the version testdata was exported with) and torchax 0.0.13, the peer that
+#   exports the same .pt2 files through JAX.
+# Idempotent: does nothing when the venv already has those versions.
 #
 # jax/jaxlib 0.12 need Python >= 3.12. The interpreter is $BENCH_PYTHON if set, else the
 # newest pyenv 3.12 (then 3.13), else python3.12 / python3.13 on PATH.
@@ -10,10 +12,25 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${repo_root}/.deps/bench-venv"
 JAX_SPEC="${JAX_SPEC:-jax==0.12.*}"
+TORCH_SPEC="${TORCH_SPEC:-torch==2.15.0}"
+TORCHAX_SPEC="${TORCHAX_SPEC:-torchax==0.0.13}"
 
+have() {
+  "${venv}/bin/python" - <<'PY' 2>/dev/null
+import importlib.metadata as md, sys
+want = {"jax": "0.12", "torch": "2.15.0", "torchax": "0.0.13"}
+sys.exit(not all(md.version(p).startswith(v) for p, v in want.items()))
+PY
+}
+
+if [[ -x "${venv}/bin/python" ]] && have; then
+  echo "setup_venv: ${venv} has jax, torch and torchax, nothing to do"
+  exit 0
+fi
 if [[ -x "${venv}/bin/python" ]] &&
-  "${venv}/bin/python" -c 'import jax, sys; sys.exit(not jax.__version__.startswith("0.12"))' 2>/dev/null; then
-  echo "setup_venv: ${venv} has jax $("${venv}/bin/python" -c 'import jax; print(jax.__version__)'), nothing to do"
+  "${venv}/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+  echo "setup_venv: adding ${JAX_SPEC} ${TORCH_SPEC} ${TORCHAX_SPEC} to ${venv}"
+  "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" numpy
   exit 0
 fi
 
@@ -34,9 +51,9 @@ if [[ -z "${python}" ]]; then
   exit 1
 fi
 
-echo "setup_venv: creating ${venv} with ${python} and installing ${JAX_SPEC}"
+echo "setup_venv: creating ${venv} with ${python} and installing ${JAX_SPEC} ${TORCH_SPEC} ${TORCHAX_SPEC}"
 rm -rf "${venv}"
 mkdir -p "$(dirname "${venv}")"
 "${python}" -m venv "${venv}"
-"${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}"
+"${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" numpy
 echo "setup_venv: installed jax $("${venv}/bin/python" -c 'import jax; print(jax.__version__)')"

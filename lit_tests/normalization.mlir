@@ -138,25 +138,23 @@
   "func.return"(%0#0) : (tensor<4x3x5xbf16>) -> ()
 }) : () -> ()
 
-// layer_norm over the last dim (32) with the bert model's eps = 1e-12. Deviations are
-// compensated: with m = sum(x) / 32 and c = mean(x - m), d = (x - m) - c, which keeps
-// the low bits of the deviations when the values share a large offset.
+// layer_norm over the last dim (32) with the bert model's eps = 1e-12. The data are
+// shifted by each row's first element x0 (a slice): a = sum(x - x0) / 32 and
+// d = (x - x0) - a, which keeps the low bits of the deviations when the values share a
+// large offset, at the cost of no extra reduction.
 // CHECK-LABEL: sym_name = "layer_norm"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x32xf32>, [[W:%arg[0-9]+]]: tensor<32xf32>, [[B:%arg[0-9]+]]: tensor<32xf32>)
-// CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[X]], {{%[0-9]+}}) ({
+// CHECK: [[X0:%[0-9]+]] = "stablehlo.slice"([[X]]) {limit_indices = array<i64: 2, 8, 1>, start_indices = array<i64: 0, 0, 0>, strides = array<i64: 1, 1, 1>}
+// CHECK: [[X0R:%[0-9]+]] = "stablehlo.reshape"([[X0]]) : (tensor<2x8x1xf32>) -> tensor<2x8xf32>
+// CHECK: [[X0B:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[X0R]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x8x32xf32>
+// CHECK: [[SH:%[0-9]+]] = "stablehlo.subtract"([[X]], [[X0B]])
+// CHECK: [[S:%[0-9]+]] = "stablehlo.reduce"([[SH]], {{%[0-9]+}}) ({
 // CHECK: "stablehlo.add"
 // CHECK: }) {dimensions = array<i64: 2>} : (tensor<2x8x32xf32>, tensor<f32>) -> tensor<2x8xf32>
 // CHECK: "stablehlo.constant"() {value = dense<3.200000e+01> : tensor<f32>}
-// CHECK: [[M0:%[0-9]+]] = "stablehlo.divide"([[S]], {{%[0-9]+}})
-// CHECK: [[M0B:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M0]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x8x32xf32>
-// CHECK: [[DEV:%[0-9]+]] = "stablehlo.subtract"([[X]], [[M0B]])
-// CHECK: [[DS:%[0-9]+]] = "stablehlo.reduce"([[DEV]], {{%[0-9]+}}) ({
-// CHECK: "stablehlo.add"
-// CHECK: }) {dimensions = array<i64: 2>} : (tensor<2x8x32xf32>, tensor<f32>) -> tensor<2x8xf32>
-// CHECK: "stablehlo.constant"() {value = dense<3.200000e+01> : tensor<f32>}
-// CHECK: [[DM:%[0-9]+]] = "stablehlo.divide"([[DS]], {{%[0-9]+}})
-// CHECK: [[CB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[DM]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x8x32xf32>
-// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[DEV]], [[CB]])
+// CHECK: [[A:%[0-9]+]] = "stablehlo.divide"([[S]], {{%[0-9]+}})
+// CHECK: [[AB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[A]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x8x32xf32>
+// CHECK: [[D:%[0-9]+]] = "stablehlo.subtract"([[SH]], [[AB]])
 // CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[D]], [[D]])
 // CHECK: "stablehlo.reduce"([[SQ]], {{%[0-9]+}}) ({
 // CHECK: [[VAR:%[0-9]+]] = "stablehlo.divide"
@@ -177,23 +175,23 @@
 }) : () -> ()
 
 // native_layer_norm over the two trailing dims of a bf16 input, without weight or
-// bias: computed in f32, the output rounded to bf16, the (corrected) mean and rstd
+// bias: computed in f32, the output rounded to bf16, the mean (x0 + a) and rstd
 // (f32, keepdim shape [2, 1, 1]) returned as well.
 // CHECK-LABEL: sym_name = "native_layer_norm_bf16_two_dims"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x4x6xbf16>)
 // CHECK: [[XF:%[0-9]+]] = "stablehlo.convert"([[X]]) : (tensor<2x4x6xbf16>) -> tensor<2x4x6xf32>
-// CHECK: "stablehlo.reduce"([[XF]], {{%[0-9]+}}) ({
+// CHECK: [[X0:%[0-9]+]] = "stablehlo.slice"([[XF]]) {limit_indices = array<i64: 2, 1, 1>, start_indices = array<i64: 0, 0, 0>, strides = array<i64: 1, 1, 1>}
+// CHECK: [[X0R:%[0-9]+]] = "stablehlo.reshape"([[X0]]) : (tensor<2x1x1xf32>) -> tensor<2xf32>
+// CHECK: [[X0B:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[X0R]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x4x6xf32>
+// CHECK: [[SH:%[0-9]+]] = "stablehlo.subtract"([[XF]], [[X0B]])
+// CHECK: "stablehlo.reduce"([[SH]], {{%[0-9]+}}) ({
 // CHECK: }) {dimensions = array<i64: 1, 2>} : (tensor<2x4x6xf32>, tensor<f32>) -> tensor<2xf32>
 // CHECK: "stablehlo.constant"() {value = dense<2.400000e+01> : tensor<f32>}
-// CHECK: [[M0:%[0-9]+]] = "stablehlo.divide"
-// CHECK: [[M0B:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[M0]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x4x6xf32>
-// CHECK: [[DEV:%[0-9]+]] = "stablehlo.subtract"([[XF]], [[M0B]])
-// CHECK: "stablehlo.reduce"([[DEV]], {{%[0-9]+}}) ({
-// CHECK: }) {dimensions = array<i64: 1, 2>} : (tensor<2x4x6xf32>, tensor<f32>) -> tensor<2xf32>
-// CHECK: [[DM:%[0-9]+]] = "stablehlo.divide"
-// CHECK: [[CB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[DM]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x4x6xf32>
-// CHECK: "stablehlo.subtract"([[DEV]], [[CB]])
-// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.add"([[M0]], [[DM]])
+// CHECK: [[A:%[0-9]+]] = "stablehlo.divide"
+// CHECK: [[AB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[A]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xf32>) -> tensor<2x4x6xf32>
+// CHECK: "stablehlo.subtract"([[SH]], [[AB]])
+// CHECK: "stablehlo.reduce"
+// CHECK: [[MEAN:%[0-9]+]] = "stablehlo.add"([[X0R]], [[A]])
 // CHECK: [[RSTD:%[0-9]+]] = "stablehlo.rsqrt"
 // CHECK: [[N:%[0-9]+]] = "stablehlo.multiply"
 // CHECK: [[NH:%[0-9]+]] = "stablehlo.convert"([[N]]) : (tensor<2x4x6xf32>) -> tensor<2x4x6xbf16>

@@ -1,5 +1,7 @@
-//! `tpuc-bench` (run by `make bench`): the per-call cost of tpuc's runtime on tiny
-//! programs, measured in one run against
+//! `tpuc-bench` (run by `make bench`). With `--tpuc`, first the corpus: what tpuc emits
+//! against what torchax emits for every corpus model, and compile scaling
+//! (`corpus.rs`). Then the per-call cost of tpuc's runtime on tiny programs, measured
+//! in one run against
 //! - raw PJRT: `LoadedExecutable::execute` of the same program, compiled by the same
 //!   client, on the same input buffers (no `Session` in between), and
 //! - JAX: the same StableHLO text compiled by jaxlib's CPU backend and run with
@@ -16,6 +18,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+
+mod corpus;
 use tpuc_runtime::compile_options::CompileOptions;
 use tpuc_runtime::manifest::ArgumentKind;
 use tpuc_runtime::pjrt::NamedValue;
@@ -60,6 +64,25 @@ struct Args {
     /// How the run was started, for the report (e.g. "make bench").
     #[arg(long)]
     command: Option<String>,
+    /// The release `tpuc` (full build): measure the corpus against torchax and the
+    /// compile scaling with it (needs --python with torch and torchax).
+    #[arg(long)]
+    tpuc: Option<PathBuf>,
+    /// Interleaved rounds per corpus model.
+    #[arg(long, default_value_t = 40)]
+    corpus_rounds: usize,
+    /// `tpuc compile -O2` runs per corpus model (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    compile_runs: usize,
+    /// Node counts of the synthetic Linear+GELU chains for compile scaling.
+    #[arg(long, value_delimiter = ',', default_values_t = [1000, 10000, 100000])]
+    chain_nodes: Vec<usize>,
+    /// MiB of weights in the synthetic model for the weight-streaming rate (0: skip).
+    #[arg(long, default_value_t = 1024.0)]
+    weights_mib: f64,
+    /// Only these corpus models (comma-separated; default all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
@@ -677,6 +700,7 @@ fn report(
     measured: &[Measured],
     jax: Option<&JaxReport>,
     jax_note: &str,
+    corpus_md: Option<&str>,
     total: Duration,
 ) -> String {
     let mut md = String::new();
@@ -684,10 +708,11 @@ fn report(
         md.push_str(s);
         md.push('\n');
     };
-    line("# Benchmark: the per-call cost of tpuc's runtime");
+    line("# Benchmark: tpuc's programs against torchax's, compile scaling, and the runtime's per-call cost");
     line("");
-    line("Written by `make bench` (`bench/src/main.rs`, `bench/jax_dispatch.py`); regenerate");
-    line("it rather than editing it. All figures below come from one run.");
+    line("Written by `make bench` (`bench/src/main.rs`, `bench/src/corpus.rs`,");
+    line("`bench/side_by_side.py`, `bench/jax_dispatch.py`); regenerate it rather than");
+    line("editing it. All figures below come from one run.");
     line("");
     let argv = shell_join(&std::env::args().collect::<Vec<_>>());
     match &args.command {
@@ -728,6 +753,11 @@ fn report(
     line("  (asynchronous execution); `asynchronous=false` adds that create option and is what");
     line("  `tpuc run` and `tpuc bench` create for the CPU plugin (`cli/src/load.rs`).");
     line("");
+    if let Some(c) = corpus_md {
+        for l in c.lines() {
+            line(l);
+        }
+    }
     line("## Per-call latency");
     line("");
     line("| program | client | variant | median | p10 | p90 | min |");
@@ -890,6 +920,20 @@ fn run(args: &Args) -> Result<(), BoxError> {
     }
     let started = Instant::now();
     std::fs::create_dir_all(&args.work_dir)?;
+    let corpus_md = match (&args.tpuc, &args.python) {
+        (Some(tpuc), Some(python)) => Some(corpus::run(&corpus::CorpusOptions {
+            tpuc,
+            python,
+            work_dir: &args.work_dir,
+            rounds: args.corpus_rounds,
+            compile_runs: args.compile_runs,
+            chain_nodes: &args.chain_nodes,
+            weights_mib: args.weights_mib,
+            only: &args.only,
+        })?),
+        (Some(_), None) => return Err("--tpuc needs --python (torch, torchax, jax)".into()),
+        _ => None,
+    };
     let add_dir = args.work_dir.join("add.tpuc");
     write_add_artifact(&add_dir)?;
     let mut programs = vec![("add".to_string(), add_dir)];
@@ -941,6 +985,7 @@ fn run(args: &Args) -> Result<(), BoxError> {
         &measured,
         jax.as_ref(),
         &jax_note,
+        corpus_md.as_deref(),
         started.elapsed(),
     );
     print!("{md}");

@@ -35,8 +35,8 @@ pub struct CompileArgs {
     /// (comma-separated names from `tpuc opt --list-passes`, or `all`).
     #[arg(long, value_name = "PASS", value_delimiter = ',')]
     print_ir_after: Vec<String>,
-    /// Print the wall time of every stage to stderr: read, import, each pass,
-    /// print, write.
+    /// Print the wall time of every stage to stderr (read, import, each pass,
+    /// print, write) and the peak memory of the process.
     #[arg(long)]
     timing: bool,
     /// Precision of f32 matmuls and convolutions: highest (full f32, PyTorch's
@@ -132,8 +132,23 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
             );
         }
         errln!("  {:<28} {:>9.3} ms", "total", total * 1e3);
+        if let Some(bytes) = peak_resident_bytes() {
+            errln!(
+                "  {:<28} {:>9.1} MiB",
+                "peak memory (VmHWM)",
+                bytes as f64 / 1048576.0
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The process's peak resident set size (Linux `VmHWM`), when the system says.
+fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 pub fn opt(

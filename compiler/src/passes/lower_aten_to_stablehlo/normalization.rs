@@ -33,25 +33,44 @@ fn compute_dtype(d: DType) -> DType {
     }
 }
 
-/// Deviations from the mean over `dims`, compensated: with `m` the rounded mean and
-/// `c = mean(x - m)` its correction, `d = (x - m) - c`. With a large common offset the
-/// f32 mean cannot hold the bits the deviations live in; keeping the correction apart
-/// recovers them. Returns `(d, m + c)`.
-fn deviations(
+/// Mean and biased variance over the trailing `dims`, computed on data shifted by each
+/// slice's first element `x0`: `a = mean(x - x0)`, `d = (x - x0) - a`,
+/// `var = mean(d²)`, mean `x0 + a`. A rounded f32 mean cannot hold the bits the
+/// deviations live in when the values share a large offset (1000 ± 0.01), and
+/// `x - mean` would then be off by the mean's rounding; `x - x0` and the small `a` keep
+/// them. The shift costs no pass of its own: two dependent reductions, each ending in
+/// its elementwise epilogue, as the plain two-pass form has (a third reduction would be
+/// one more kernel on XLA). Returns `(d, mean, var)`.
+fn moments(
     e: &Emitter,
     xf: &TValue,
     dims: &[i64],
     kept: &[i64],
     count: i64,
-) -> LResult<(TValue, TValue)> {
+) -> LResult<(TValue, TValue, TValue)> {
     let n = |t: &TValue| splat(e, &t.ty, count as f64);
-    let s = e.reduce(xf, 0.0, dims, ReduceKind::Add)?;
-    let m = e.div(&s, &n(&s)?)?;
-    let dev = e.sub(xf, &e.broadcast_in_dim(&m, xf.shape(), kept)?)?;
-    let ds = e.reduce(&dev, 0.0, dims, ReduceKind::Add)?;
-    let c = e.div(&ds, &n(&ds)?)?;
-    let d = e.sub(&dev, &e.broadcast_in_dim(&c, xf.shape(), kept)?)?;
-    Ok((d, e.add(&m, &c)?))
+    let shape = xf.shape();
+    let first: Vec<i64> = shape
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| if dims.contains(&(i as i64)) { 1 } else { s })
+        .collect();
+    let kept_shape: Vec<i64> = kept.iter().map(|&k| shape[k as usize]).collect();
+    let ones = vec![1; shape.len()];
+    let x0 = if count > 0 {
+        let x0 = e.slice(xf, &vec![0; shape.len()], &first, &ones)?;
+        e.reshape(&x0, &kept_shape)?
+    } else {
+        // Nothing to normalize: no first element to shift by.
+        splat(e, &xf.ty.with_shape(kept_shape.clone()), 0.0)?
+    };
+    let shifted = e.sub(xf, &e.broadcast_in_dim(&x0, shape, kept)?)?;
+    let s1 = e.reduce(&shifted, 0.0, dims, ReduceKind::Add)?;
+    let a = e.div(&s1, &n(&s1)?)?;
+    let d = e.sub(&shifted, &e.broadcast_in_dim(&a, shape, kept)?)?;
+    let q = e.reduce(&e.mul(&d, &d)?, 0.0, dims, ReduceKind::Add)?;
+    let var = e.div(&q, &n(&q)?)?;
+    Ok((d, e.add(&x0, &a)?, var))
 }
 
 /// Broadcasts a per-channel vector along dim 1 of `like`.
@@ -138,9 +157,7 @@ fn layer_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let dims: Vec<i64> = ((r - k) as i64..r as i64).collect();
     let kept: Vec<i64> = (0..(r - k) as i64).collect();
     let count: i64 = normalized.iter().product();
-    let (d, mean) = deviations(e, &xf, &dims, &kept, count)?;
-    let ss = e.reduce(&e.mul(&d, &d)?, 0.0, &dims, ReduceKind::Add)?;
-    let var = e.div(&ss, &splat(e, &ss.ty, count as f64)?)?;
+    let (d, mean, var) = moments(e, &xf, &dims, &kept, count)?;
     let rstd = e.unary("stablehlo.rsqrt", &e.add(&var, &splat(e, &var.ty, eps)?)?)?;
     let mut y = e.mul(&d, &e.broadcast_in_dim(&rstd, xf.shape(), &kept)?)?;
     let trailing: Vec<i64> = dims.clone();

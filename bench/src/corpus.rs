@@ -1,0 +1,677 @@
+//! The corpus half of `make bench`: what tpuc emits against what torchax emits for the
+//! same exported programs, and how `tpuc compile` scales.
+//!
+//! - Every model of `testdata/models` and `testdata/coverage/models` (Core ATen form,
+//!   `core.pt2`) is compiled by the release `tpuc` at `-O2` (timed, median of
+//!   `compile_runs` runs, process start included) and at `-O0`.
+//! - `bench/side_by_side.py` (bench venv: jax 0.12, torch, torchax) exports the same
+//!   `.pt2` with torchax, compiles all three programs with jaxlib's CPU client, checks
+//!   them against PyTorch's outputs and times them interleaved (see that file).
+//! - Compile scaling: Linear+GELU chains of 1k, 10k and 100k nodes
+//!   (`bench/synthetic_models.py chain`), compiled at `-O2` with `--timing`: wall time,
+//!   the slowest stages and peak memory; and a real `.pt2` holding about 1 GiB of
+//!   weights (`synthetic_models.py weights`) for the rate weights stream at.
+//!
+//! Returns Markdown sections; every figure comes from this run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::BoxError;
+
+/// Families without attention blocks; every other model counts as a transformer for
+/// the op-count check.
+const NON_TRANSFORMER: &[&str] = &["cnn", "mlp", "ops"];
+
+/// A run time counts as "matching" torchax's at or below this ratio (the issue's bar).
+const WORST_ALLOWED: f64 = 1.05;
+
+pub struct CorpusOptions<'a> {
+    pub tpuc: &'a Path,
+    pub python: &'a Path,
+    pub work_dir: &'a Path,
+    pub rounds: usize,
+    pub compile_runs: usize,
+    pub chain_nodes: &'a [usize],
+    pub weights_mib: f64,
+    /// Only these models (all when empty).
+    pub only: &'a [String],
+}
+
+struct Model {
+    /// `name` for testdata/models, `name (coverage)` for testdata/coverage/models (the
+    /// two corpora share some names).
+    name: String,
+    family: String,
+    dir: PathBuf,
+}
+
+fn corpus(only: &[String]) -> Result<Vec<Model>, BoxError> {
+    let mut out = Vec::new();
+    for (root, default_family, suffix) in [
+        ("testdata/models", None, ""),
+        ("testdata/coverage/models", Some(""), " (coverage)"),
+    ] {
+        let index: Value =
+            serde_json::from_str(&std::fs::read_to_string(format!("{root}/index.json"))?)?;
+        for m in index["models"].as_array().ok_or("index.json: no models")? {
+            let (name, family) = match (m.as_str(), default_family) {
+                (Some(n), None) => (n.to_string(), corpus_family(n).to_string()),
+                _ => (
+                    m["name"]
+                        .as_str()
+                        .ok_or("index.json: model without name")?
+                        .to_string(),
+                    m["family"].as_str().unwrap_or("").to_string(),
+                ),
+            };
+            let label = format!("{name}{suffix}");
+            if only.is_empty() || only.contains(&name) || only.contains(&label) {
+                out.push(Model {
+                    dir: PathBuf::from(root).join(&name),
+                    name: label,
+                    family,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The family of a model of `testdata/models` (its index lists names only).
+fn corpus_family(name: &str) -> &'static str {
+    match name {
+        "cnn" => "cnn",
+        "mlp" | "mlp_f16" | "mlp_bf16" => "mlp",
+        "int_ops" | "indexing" => "ops",
+        "gpt2" | "llama" => "decoder",
+        "bert" | "transformer_encoder" => "encoder",
+        _ => "attention",
+    }
+}
+
+fn is_transformer(m: &Model) -> bool {
+    !NON_TRANSFORMER.contains(&m.family.as_str())
+}
+
+/// Runs `tpuc compile` and returns (wall seconds, stderr).
+fn tpuc_compile(tpuc: &Path, args: &[&str]) -> Result<(f64, String), BoxError> {
+    let start = Instant::now();
+    let out = Command::new(tpuc).arg("compile").args(args).output()?;
+    let seconds = start.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        return Err(format!("tpuc compile {}: {}", args.join(" "), stderr.trim()).into());
+    }
+    Ok((seconds, stderr))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn geomean(v: &[f64]) -> f64 {
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+/// `--timing` output: per-stage milliseconds and the peak memory in MiB.
+fn parse_timing(stderr: &str) -> (Vec<(String, f64)>, Option<f64>) {
+    let mut stages = Vec::new();
+    let mut peak = None;
+    for line in stderr.lines().filter(|l| l.starts_with("  ")) {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("peak memory (VmHWM)") {
+            peak = rest.split_whitespace().next().and_then(|v| v.parse().ok());
+            continue;
+        }
+        let parts: Vec<&str> = t.split_whitespace().collect();
+        if parts.len() >= 3 && parts[2] == "ms" && parts[0] != "total" {
+            if let Ok(ms) = parts[1].parse::<f64>() {
+                stages.push((parts[0].to_string(), ms));
+            }
+        }
+    }
+    (stages, peak)
+}
+
+struct Compiled {
+    o2: Option<PathBuf>,
+    o0: Option<PathBuf>,
+    compile_s: Option<f64>,
+    error: Option<String>,
+}
+
+fn compile_model(opts: &CorpusOptions, m: &Model) -> Compiled {
+    let pt2 = m.dir.join("core.pt2");
+    let base = opts
+        .work_dir
+        .join("corpus")
+        .join(m.dir.strip_prefix("testdata").unwrap_or(&m.dir));
+    let mut c = Compiled {
+        o2: None,
+        o0: None,
+        compile_s: None,
+        error: None,
+    };
+    let mut times = Vec::new();
+    for level in ["2", "0"] {
+        let out = base.join(format!("O{level}.tpuc"));
+        let runs = if level == "2" { opts.compile_runs } else { 1 };
+        for _ in 0..runs.max(1) {
+            let args = [
+                pt2.to_str().unwrap_or_default(),
+                &format!("-O{level}"),
+                "-o",
+                out.to_str().unwrap_or_default(),
+            ];
+            match tpuc_compile(opts.tpuc, &args) {
+                Ok((s, _)) if level == "2" => times.push(s),
+                Ok(_) => {}
+                Err(e) => {
+                    c.error = Some(e.to_string());
+                    return c;
+                }
+            }
+        }
+        if level == "2" {
+            c.o2 = Some(out);
+        } else {
+            c.o0 = Some(out);
+        }
+    }
+    c.compile_s = Some(median(times));
+    c
+}
+
+fn f(v: &Value, path: &[&str]) -> Option<f64> {
+    let mut v = v;
+    for p in path {
+        v = v.get(p)?;
+    }
+    v.as_f64()
+}
+
+fn us(s: f64) -> String {
+    if s >= 1e-3 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+fn stats_line(label: &str, v: &[f64]) -> String {
+    if v.is_empty() {
+        return format!("- {label}: no models");
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    format!(
+        "- {label}: geometric mean **{:.3}×**, median {:.3}×, min {:.3}×, max {:.3}× ({} models)",
+        geomean(v),
+        median(v.to_vec()),
+        s[0],
+        s[s.len() - 1],
+        v.len()
+    )
+}
+
+pub fn run(opts: &CorpusOptions) -> Result<String, BoxError> {
+    let models = corpus(opts.only)?;
+    std::fs::create_dir_all(opts.work_dir.join("corpus"))?;
+
+    // 1. tpuc compiles.
+    let mut compiled = Vec::new();
+    for (i, m) in models.iter().enumerate() {
+        eprintln!(
+            "tpuc-bench: [{}/{}] tpuc compile {}",
+            i + 1,
+            models.len(),
+            m.name
+        );
+        compiled.push(compile_model(opts, m));
+    }
+
+    // 2. The peer, side by side.
+    let spec = serde_json::json!({
+        "warmup": 5,
+        "rounds": opts.rounds,
+        "turn_ms": 10,
+        "models": models.iter().zip(&compiled).filter(|(_, c)| c.error.is_none()).map(|(m, c)| {
+            serde_json::json!({
+                "name": m.name,
+                "dir": m.dir,
+                "pt2": m.dir.join("core.pt2"),
+                "artifacts": {"tpuc_O2": c.o2, "tpuc_O0": c.o0},
+            })
+        }).collect::<Vec<_>>(),
+    });
+    let spec_path = opts.work_dir.join("side_by_side_spec.json");
+    let out_path = opts.work_dir.join("side_by_side.json");
+    std::fs::write(&spec_path, serde_json::to_string_pretty(&spec)?)?;
+    let status = Command::new(opts.python)
+        .arg("bench/side_by_side.py")
+        .arg(&spec_path)
+        .arg(&out_path)
+        .status()?;
+    if !status.success() {
+        return Err(format!("bench/side_by_side.py failed ({status})").into());
+    }
+    let peer: Value = serde_json::from_str(&std::fs::read_to_string(&out_path)?)?;
+    let by_name: BTreeMap<&str, &Value> = peer["models"]
+        .as_array()
+        .ok_or("side_by_side.json: no models")?
+        .iter()
+        .filter_map(|m| Some((m["name"].as_str()?, m)))
+        .collect();
+
+    // 3. Scaling.
+    let scaling = scaling_rows(opts)?;
+
+    Ok(report(opts, &models, &compiled, &peer, &by_name, &scaling))
+}
+
+struct ScalingRow {
+    what: String,
+    nodes: usize,
+    weight_bytes: Option<u64>,
+    wall_s: f64,
+    stages: Vec<(String, f64)>,
+    peak_mib: Option<f64>,
+}
+
+fn scaling_rows(opts: &CorpusOptions) -> Result<Vec<ScalingRow>, BoxError> {
+    let dir = opts.work_dir.join("scaling");
+    std::fs::create_dir_all(&dir)?;
+    let mut rows = Vec::new();
+    for &n in opts.chain_nodes {
+        let model = dir.join(format!("chain_{n}.json"));
+        if !model.exists() {
+            let status = Command::new(opts.python)
+                .args(["bench/synthetic_models.py", "chain", &n.to_string()])
+                .arg(&model)
+                .status()?;
+            if !status.success() {
+                return Err(format!("synthetic_models.py chain {n} failed").into());
+            }
+        }
+        eprintln!("tpuc-bench: compile scaling, {n} nodes");
+        let out = dir.join(format!("chain_{n}.tpuc"));
+        let (wall_s, stderr) = tpuc_compile(
+            opts.tpuc,
+            &[
+                model.to_str().unwrap_or_default(),
+                "--timing",
+                "-o",
+                out.to_str().unwrap_or_default(),
+            ],
+        )?;
+        let (stages, peak_mib) = parse_timing(&stderr);
+        rows.push(ScalingRow {
+            what: format!("Linear+GELU chain, {n} nodes"),
+            nodes: n,
+            weight_bytes: None,
+            wall_s,
+            stages,
+            peak_mib,
+        });
+    }
+    if opts.weights_mib > 0.0 {
+        let model = dir.join(format!("weights_{}mib.pt2", opts.weights_mib));
+        if !model.exists() {
+            eprintln!(
+                "tpuc-bench: exporting a model with {} MiB of weights",
+                opts.weights_mib
+            );
+            let status = Command::new(opts.python)
+                .args([
+                    "bench/synthetic_models.py",
+                    "weights",
+                    &opts.weights_mib.to_string(),
+                ])
+                .arg(&model)
+                .status()?;
+            if !status.success() {
+                return Err("synthetic_models.py weights failed".into());
+            }
+        }
+        let out = dir.join("weights.tpuc");
+        let (wall_s, stderr) = tpuc_compile(
+            opts.tpuc,
+            &[
+                model.to_str().unwrap_or_default(),
+                "--timing",
+                "-o",
+                out.to_str().unwrap_or_default(),
+            ],
+        )?;
+        let (stages, peak_mib) = parse_timing(&stderr);
+        let bytes = std::fs::metadata(out.join("weights.safetensors"))?.len();
+        let nodes = stderr
+            .split(" nodes")
+            .next()
+            .and_then(|s| s.rsplit('(').next())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        rows.push(ScalingRow {
+            what: format!(
+                "Linear stack, {:.0} MiB of f32 weights (.pt2)",
+                bytes as f64 / 1048576.0
+            ),
+            nodes,
+            weight_bytes: Some(bytes),
+            wall_s,
+            stages,
+            peak_mib,
+        });
+    }
+    Ok(rows)
+}
+
+fn report(
+    opts: &CorpusOptions,
+    models: &[Model],
+    compiled: &[Compiled],
+    peer: &Value,
+    by_name: &BTreeMap<&str, &Value>,
+    scaling: &[ScalingRow],
+) -> String {
+    let mut md = String::new();
+    let mut line = |s: &str| {
+        md.push_str(s);
+        md.push('\n');
+    };
+    line("## tpuc against torchax, model by model");
+    line("");
+    line(&format!(
+        "Every model of `testdata/models` and `testdata/coverage/models` in Core ATen form \
+         (`core.pt2`): tpuc `-O2`, tpuc `-O0` and the StableHLO torchax {} emits for the \
+         same `.pt2`, all three compiled by jaxlib {}'s CPU client in one process \
+         (`bench/side_by_side.py`, Python {}, torch {}), checked against PyTorch's outputs, \
+         inputs and weights on the device, {} interleaved rounds, medians. torchax's \
+         weights are bound in the program's `input_specs` order (see below). tpuc compile \
+         time: the release `tpuc compile -O2` process, median of {} runs; torchax export: \
+         `torch.export.load` + `exported_program_to_stablehlo` + `mlir_module()`.",
+        peer["torchax_version"].as_str().unwrap_or("?"),
+        peer["jaxlib_version"].as_str().unwrap_or("?"),
+        peer["python"].as_str().unwrap_or("?"),
+        peer["torch_version"].as_str().unwrap_or("?"),
+        opts.rounds,
+        opts.compile_runs,
+    ));
+    line("");
+    line("| model | family | ops -O0 | ops -O2 | ops torchax | XLA kernels -O2 | XLA kernels torchax | XLA compile -O2 / torchax | run -O2 | run -O0 | run torchax | **-O2 / torchax** | -O0 / torchax | tpuc compile | torchax export | export / compile |");
+    line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut ratios_o2 = Vec::new();
+    let mut ratios_o0 = Vec::new();
+    let mut speedups = Vec::new();
+    let mut xla_compile = Vec::new();
+    let mut above = Vec::new();
+    let mut peer_failed = Vec::new();
+    let mut peer_wrong = Vec::new();
+    let mut order_differs = Vec::new();
+    let mut tpuc_failed = Vec::new();
+    let mut more_ops = Vec::new();
+    for (m, c) in models.iter().zip(compiled) {
+        if let Some(e) = &c.error {
+            tpuc_failed.push(format!("{}: {}", m.name, e.lines().next().unwrap_or("")));
+            continue;
+        }
+        let Some(r) = by_name.get(m.name.as_str()) else {
+            continue;
+        };
+        let p = &r["programs"];
+        let ops = |l: &str| p[l]["ops"].as_u64();
+        let run = |l: &str| f(p, &[l, "run_s", "median"]);
+        let ok = |l: &str| p[l]["matches_pytorch"].as_bool() == Some(true);
+        for l in ["tpuc_O2", "tpuc_O0"] {
+            if !ok(l) {
+                tpuc_failed.push(format!(
+                    "{} ({l}): {}",
+                    m.name,
+                    p[l]["mismatch"]
+                        .as_str()
+                        .or(p[l]["error"].as_str())
+                        .unwrap_or("does not match PyTorch")
+                ));
+            }
+        }
+        if let Some(e) = r["torchax_error"].as_str() {
+            peer_failed.push(format!("{}: {e}", m.name));
+        } else if !ok("torchax") {
+            peer_wrong.push(format!(
+                "{}: {}",
+                m.name,
+                p["torchax"]["mismatch"]
+                    .as_str()
+                    .or(p["torchax"]["error"].as_str())
+                    .unwrap_or("?")
+            ));
+        }
+        if r["torchax_weight_order_differs"].as_bool() == Some(true) {
+            order_differs.push(m.name.clone());
+        }
+        if is_transformer(m) {
+            if let (Some(a), Some(b)) = (ops("tpuc_O0"), ops("tpuc_O2")) {
+                if b >= a {
+                    more_ops.push(format!("{} ({b} ≥ {a})", m.name));
+                }
+            }
+        }
+        let peer_ok = ok("torchax") && r["torchax_error"].is_null();
+        let ratio = |l: &str| match (run(l), run("torchax")) {
+            (Some(a), Some(b)) if peer_ok && ok(l) => Some(a / b),
+            _ => None,
+        };
+        let (r2, r0) = (ratio("tpuc_O2"), ratio("tpuc_O0"));
+        if let Some(x) = r2 {
+            ratios_o2.push(x);
+            if x > WORST_ALLOWED {
+                above.push(format!("{} ({x:.3}×)", m.name));
+            }
+        }
+        if let Some(x) = r0 {
+            ratios_o0.push(x);
+        }
+        let xc = match (
+            f(p, &["tpuc_O2", "xla_compile_s"]),
+            f(p, &["torchax", "xla_compile_s"]),
+        ) {
+            (Some(a), Some(b)) => {
+                xla_compile.push(a / b);
+                format!("{:.2}×", a / b)
+            }
+            _ => "".into(),
+        };
+        let export = f(r, &["torchax_export_s"]);
+        let speed = match (export, c.compile_s) {
+            (Some(e), Some(t)) => {
+                speedups.push(e / t);
+                format!("{:.0}×", e / t)
+            }
+            _ => "".into(),
+        };
+        let opt = |v: Option<f64>| v.map(us).unwrap_or_default();
+        let optr = |v: Option<f64>| v.map(|x| format!("{x:.3}×")).unwrap_or_default();
+        let n = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
+        line(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | **{}** | {} | {} | {} | {} |",
+            m.name,
+            m.family,
+            n(ops("tpuc_O0")),
+            n(ops("tpuc_O2")),
+            n(ops("torchax")),
+            n(p["tpuc_O2"]["kernels"].as_u64()),
+            n(p["torchax"]["kernels"].as_u64()),
+            xc,
+            opt(run("tpuc_O2")),
+            opt(run("tpuc_O0")),
+            opt(run("torchax")),
+            optr(r2),
+            optr(r0),
+            c.compile_s
+                .map(|s| format!("{:.3} s", s))
+                .unwrap_or_default(),
+            export.map(|s| format!("{:.2} s", s)).unwrap_or_default(),
+            speed,
+        ));
+    }
+    line("");
+    line("Summary (ratios below 1 favour tpuc):");
+    line("");
+    line(&stats_line("run time, tpuc -O2 / torchax", &ratios_o2));
+    line(&stats_line("run time, tpuc -O0 / torchax", &ratios_o0));
+    line(&stats_line(
+        "XLA compile time, tpuc -O2 / torchax",
+        &xla_compile,
+    ));
+    line(&stats_line(
+        "torchax export time / tpuc compile time",
+        &speedups,
+    ));
+    line("");
+    let g = if ratios_o2.is_empty() {
+        f64::NAN
+    } else {
+        geomean(&ratios_o2)
+    };
+    line(&format!(
+        "- Target, run time ≤ 1.0× torchax's (geometric mean): **{}** ({:.3}×{}).",
+        if g <= 1.0 { "met" } else { "missed" },
+        g,
+        if g > 1.0 {
+            format!(", {:.1}% over", (g - 1.0) * 100.0)
+        } else {
+            String::new()
+        }
+    ));
+    line(&format!(
+        "- Target, no model above {WORST_ALLOWED}×: **{}**{}",
+        if above.is_empty() { "met" } else { "missed" },
+        if above.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", above.join(", "))
+        }
+    ));
+    line(&format!(
+        "- Target, `-O2` has fewer ops than `-O0` on every transformer: **{}**{}",
+        if more_ops.is_empty() { "met" } else { "missed" },
+        if more_ops.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", more_ops.join(", "))
+        }
+    ));
+    let s = if speedups.is_empty() {
+        f64::NAN
+    } else {
+        geomean(&speedups)
+    };
+    line(&format!(
+        "- Target, tpuc compile ≥ 50× faster than torchax export (geometric mean): **{}** ({s:.0}×).",
+        if s >= 50.0 { "met" } else { "missed" }
+    ));
+    line("");
+    let list = |title: &str, v: &[String]| {
+        if v.is_empty() {
+            format!("- {title}: none.")
+        } else {
+            format!("- {title} ({}): {}.", v.len(), v.join("; "))
+        }
+    };
+    line(&list(
+        "tpuc programs that failed or did not match PyTorch",
+        &tpuc_failed,
+    ));
+    line(&list(
+        "Models torchax cannot export (no ratio)",
+        &peer_failed,
+    ));
+    line(&list(
+        "Models where torchax's program does not match PyTorch even with its weights bound in input_specs order (no ratio)",
+        &peer_wrong,
+    ));
+    line(&list(
+        "Models where torchax 0.0.13 as shipped binds weights in a different order than its program takes them (parameters, buffers, constants instead of input_specs order): computed wrongly unless rebound as here",
+        &order_differs,
+    ));
+    line("");
+
+    line("## Compile scaling");
+    line("");
+    line("The release `tpuc compile -O2 --timing` on synthetic graphs (`bench/synthetic_models.py`): \
+          wall time of the whole process, its three slowest stages, and peak resident memory \
+          (`VmHWM`).");
+    line("");
+    line("| graph | nodes | wall time | slowest stages | peak memory | weights | weight rate |");
+    line("|---|---:|---:|---|---:|---:|---:|");
+    for r in scaling {
+        let mut st = r.stages.clone();
+        st.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let slow: Vec<String> = st
+            .iter()
+            .take(3)
+            .map(|(n, ms)| format!("{n} {ms:.0} ms"))
+            .collect();
+        let (weights, rate) = match r.weight_bytes {
+            Some(b) => (
+                format!("{:.0} MiB", b as f64 / 1048576.0),
+                format!("{:.2} GB/s", b as f64 / r.wall_s / 1e9),
+            ),
+            None => (String::new(), String::new()),
+        };
+        line(&format!(
+            "| {} | {} | {:.3} s | {} | {} | {} | {} |",
+            r.what,
+            r.nodes,
+            r.wall_s,
+            slow.join(", "),
+            r.peak_mib
+                .map(|m| format!("{m:.0} MiB"))
+                .unwrap_or_default(),
+            weights,
+            rate
+        ));
+    }
+    if let Some(r) = scaling
+        .iter()
+        .find(|r| r.nodes == 100_000 && r.weight_bytes.is_none())
+    {
+        line("");
+        line(&format!(
+            "- Target, a 100,000-node graph in under 2 s: **{}** ({:.2} s{}).",
+            if r.wall_s < 2.0 { "met" } else { "missed" },
+            r.wall_s,
+            if r.wall_s >= 2.0 {
+                format!(", {:.1}× too slow", r.wall_s / 2.0)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if let Some(r) = scaling.iter().find(|r| r.weight_bytes.is_some()) {
+        let b = r.weight_bytes.unwrap_or(0) as f64;
+        line(&format!(
+            "- Target, weights stream at ≥ 1 GB/s (whole compile, weight bytes / wall time): **{}** ({:.2} GB/s); peak memory {} for {:.0} MiB of weights.",
+            if b / r.wall_s >= 1e9 { "met" } else { "missed" },
+            b / r.wall_s / 1e9,
+            r.peak_mib.map(|m| format!("{m:.0} MiB")).unwrap_or_else(|| "?".into()),
+            b / 1048576.0
+        ));
+    }
+    line("");
+    md
+}
