@@ -459,3 +459,9 @@ pub fn insert_op_before(
         Some(op)
     }
 }
+
+/// The op that holds `block`.
+pub fn block_parent(block: MlirBlock) -> MlirOperation {
+    // SAFETY: `block` is live and attached to an op.
+    unsafe { mlir_sys::mlirBlockGetParentOperation(block) }
+}

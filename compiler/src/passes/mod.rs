@@ -38,8 +38,9 @@ pub enum OptLevel {
     O0,
     /// Cleanup on StableHLO: dead code removed, identical ops merged.
     O1,
-    /// Everything tpuc does: also exact algebraic simplification and transposes
-    /// folded into dot_general.
+    /// Everything tpuc does: also exact algebraic simplification, transposes
+    /// folded into dot_general, and well-known subgraphs (softmax, norms, GELU, SiLU)
+    /// outlined into `stablehlo.composite` ops.
     #[default]
     O2,
 }

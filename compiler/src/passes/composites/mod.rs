@@ -72,6 +72,7 @@ impl Pass for OutlineComposites {
                 continue;
             }
             let mut erased: HashSet<usize> = HashSet::new();
+            let mut created = Vec::new();
             for &op in body.iter().rev() {
                 if erased.contains(&(op.ptr as usize)) {
                     continue;
@@ -79,10 +80,12 @@ impl Pass for OutlineComposites {
                 let Some(found) = MATCHERS.iter().find_map(|m| m(op)) else {
                     continue;
                 };
-                if let Some(gone) = outline(&module, &found, &mut names) {
-                    erased.extend(gone.iter().map(|o| o.ptr as usize));
+                if let Some(out) = outline(&module, &found, &mut names) {
+                    erased.extend(out.erased.iter().map(|o| o.ptr as usize));
+                    created.push((found.name, out));
                 }
             }
+            number_in_program_order(&created);
         }
         Ok(module)
     }
@@ -123,13 +126,32 @@ fn is_constant_like(op: MlirOperation) -> bool {
     }
 }
 
-/// Replaces `found` by a composite when it is closed (see the module doc); returns
-/// the ops erased.
-fn outline(
-    module: &Module<'_>,
-    found: &Found,
-    names: &mut HashSet<String>,
-) -> Option<Vec<MlirOperation>> {
+/// What `outline` made and removed.
+struct Outlined {
+    composite: MlirOperation,
+    decomposition: MlirOperation,
+    symbol: String,
+    erased: Vec<MlirOperation>,
+}
+
+/// Matching goes backwards, so the decompositions of one name were numbered from the
+/// end of the function: give the same symbols out again from its start.
+fn number_in_program_order(created: &[(&'static str, Outlined)]) {
+    let mut by_name: HashMap<&str, Vec<&Outlined>> = HashMap::new();
+    for (name, o) in created {
+        by_name.entry(name).or_default().push(o);
+    }
+    for list in by_name.values() {
+        let symbols: Vec<&String> = list.iter().rev().map(|o| &o.symbol).collect();
+        for (o, s) in list.iter().zip(symbols) {
+            ir::set_attribute(o.decomposition, "sym_name", &format!("\"{s}\""));
+            ir::set_attribute(o.composite, "decomposition", &format!("@{s}"));
+        }
+    }
+}
+
+/// Replaces `found` by a composite when it is closed (see the module doc).
+fn outline(module: &Module<'_>, found: &Found, names: &mut HashSet<String>) -> Option<Outlined> {
     let root_results = ir::results(found.root);
     let [root_value] = root_results[..] else {
         return None;
@@ -257,7 +279,12 @@ fn outline(
         ir::erase(op);
         erased.push(op);
     }
-    Some(erased)
+    Some(Outlined {
+        composite,
+        decomposition: ir::block_parent(body),
+        symbol,
+        erased,
+    })
 }
 
 // ---- Matching helpers shared by the patterns ------------------------------------
