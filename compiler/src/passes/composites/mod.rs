@@ -171,9 +171,7 @@ fn outline(module: &Module<'_>, found: &Found, names: &mut HashSet<String>) -> O
             if inputs.contains(&key(v)) {
                 continue;
             }
-            let Some(d) = ir::defining_op(v) else {
-                return None;
-            };
+            let d = ir::defining_op(v)?;
             if set.contains(&(d.ptr as usize)) {
                 continue;
             }
@@ -464,10 +462,17 @@ mod tests {
             float_attr(1e-12, DType::F64).as_deref(),
             Some("1.0e-12 : f64")
         );
-        assert_eq!(
-            float_attr(9.99999997e-7f32 as f64, DType::F32).as_deref(),
-            Some("1.0e-6 : f32")
-        );
+        for v in [
+            (2.0f64 / std::f64::consts::PI).sqrt(),
+            1e-6,
+            0.044715,
+            3.0e38,
+        ] {
+            let text = float_attr(v as f32 as f64, DType::F32).unwrap();
+            let number = text.strip_suffix(" : f32").unwrap();
+            assert!(number.contains('.'), "{text}");
+            assert_eq!(number.parse::<f32>().unwrap(), v as f32, "{text}");
+        }
         assert_eq!(float_attr(1e-5, DType::F16), None);
     }
 }
