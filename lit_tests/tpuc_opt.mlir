@@ -22,7 +22,7 @@
 // STDIN: "stablehlo.maximum"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-simplify, stablehlo-fold-transpose, stablehlo-dce, stablehlo-cse, verify-stablehlo
+// UNKNOWN: error: unknown pass `nope`; known passes: lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-simplify, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-dce, stablehlo-cse, verify-stablehlo
 
 // LIST: lower-aten-to-stablehlo
 // LIST-NEXT: matmul-precision-default
@@ -30,6 +30,7 @@
 // LIST-NEXT: matmul-precision-highest
 // LIST-NEXT: stablehlo-simplify
 // LIST-NEXT: stablehlo-fold-transpose
+// LIST-NEXT: stablehlo-outline-composites
 // LIST-NEXT: stablehlo-dce
 // LIST-NEXT: stablehlo-cse
 // LIST-NEXT: verify-stablehlo

@@ -7,6 +7,16 @@
 // RUN: not tpuc opt %S/Inputs/verify_unknown_op.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not tpuc opt %S/Inputs/verify_several_errors.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=SEVERAL
 // RUN: not tpuc opt %S/Inputs/verify_bad_structure.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=STRUCT
+// RUN: not tpuc opt %S/Inputs/verify_bad_composite.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=COMPOSITE
+
+// A composite's decomposition must be a function of the module with the composite's
+// types; `name` is a string, `version` an i32. The last composite is valid.
+// COMPOSITE: error: the emitted StableHLO does not verify:
+// COMPOSITE-NEXT: loc("no_function"): stablehlo.composite: decomposition @missing is not a function of the module
+// COMPOSITE-NEXT: loc("wrong_type"): stablehlo.composite: decomposition @impl_f16 has type (tensor<4xf16>) -> (tensor<4xf16>), the composite (tensor<4xf32>) -> (tensor<4xf32>)
+// COMPOSITE-NEXT: loc("i64_version"): stablehlo.composite: `version` must be an i32, found 1 : i64
+// COMPOSITE-NEXT: loc("name_not_string"): stablehlo.composite: `name` must be a string
+// COMPOSITE-NOT: loc(
 
 // BADTYPE: error: the emitted StableHLO does not verify:
 // BADTYPE-NEXT: loc("bad_add"): stablehlo.add: result type tensor<2x4xf32> should be tensor<2x3xf32>

@@ -451,10 +451,17 @@ fn optimization_levels_timing_and_ir_printing() {
             "-",
         ]);
         assert!(ok, "{err}");
+        // Composites only at -O2: the llama's RMS norms, softmaxes and SiLUs.
+        let composites = out.matches("\"stablehlo.composite\"").count();
+        assert_eq!(
+            composites > 0,
+            level == "-O2",
+            "{level}: {composites} composites"
+        );
         out.matches("= \"stablehlo.").count()
     };
-    let (o0, o2) = (count_ops("-O0"), count_ops("-O2"));
-    assert!(o2 < o0, "-O2 has {o2} ops, -O0 {o0}");
+    let (o0, o1, o2) = (count_ops("-O0"), count_ops("-O1"), count_ops("-O2"));
+    assert!(o2 < o0 && o1 < o0, "-O2 has {o2} ops, -O1 {o1}, -O0 {o0}");
 
     let dir = temp("timing");
     let art = dir.join("mlp.tpuc");
@@ -475,6 +482,7 @@ fn optimization_levels_timing_and_ir_printing() {
         "stablehlo-fold-transpose",
         "stablehlo-dce",
         "stablehlo-cse",
+        "stablehlo-outline-composites",
         "verify-stablehlo",
         "print",
         "write",

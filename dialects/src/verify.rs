@@ -5,8 +5,16 @@
 //! StableHLO op we know, operand/result counts, and the result type against the same
 //! inference rules the builders use. Ops with regions are checked for their outer types.
 
-use melior::ir::attribute::Attribute;
+use std::collections::HashMap;
+
+use melior::ir::attribute::{
+    Attribute, AttributeLike, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
+    TypeAttribute,
+};
+use melior::ir::block::BlockLike;
 use melior::ir::operation::{OperationLike, OperationRef, WalkOrder, WalkResult};
+use melior::ir::r#type::FunctionType;
+use melior::ir::Type;
 use melior::ir::{Module, ValueLike};
 
 use crate::stablehlo::{
@@ -62,6 +70,7 @@ const OTHER_KNOWN: &[&str] = &[
     "stablehlo.broadcast_in_dim",
     "stablehlo.clamp",
     "stablehlo.compare",
+    "stablehlo.composite",
     "stablehlo.concatenate",
     "stablehlo.constant",
     "stablehlo.convert",
@@ -100,9 +109,15 @@ impl std::fmt::Display for Diagnostic {
 /// Checks every `stablehlo.*` op in `module`; returns all problems found.
 pub fn verify_module(module: &Module<'_>) -> Result<(), Vec<Diagnostic>> {
     let mut diags = Vec::new();
+    let functions = function_types(module);
     module.as_operation().walk(WalkOrder::PreOrder, |op| {
         let name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
-        if let Some(message) = check_op(&name, &op).err() {
+        let checked = if name == "stablehlo.composite" {
+            check_composite(&op, &functions)
+        } else {
+            check_op(&name, &op)
+        };
+        if let Some(message) = checked.err() {
             diags.push(Diagnostic {
                 location: op.location().to_string(),
                 op: name,
@@ -116,6 +131,80 @@ pub fn verify_module(module: &Module<'_>) -> Result<(), Vec<Diagnostic>> {
     } else {
         Err(diags)
     }
+}
+
+/// The (argument, result) types of every function of `module`, by symbol name.
+fn function_types<'c>(module: &Module<'c>) -> HashMap<String, (Vec<Type<'c>>, Vec<Type<'c>>)> {
+    let mut out = HashMap::new();
+    let mut next = module.body().first_operation();
+    while let Some(op) = next {
+        next = op.next_in_block();
+        if op.name().as_string_ref().as_str() != Ok("func.func") {
+            continue;
+        }
+        let (Ok(name), Ok(fty)) = (op.attribute("sym_name"), op.attribute("function_type")) else {
+            continue;
+        };
+        let (Ok(name), Ok(fty)) = (
+            StringAttribute::try_from(name),
+            TypeAttribute::try_from(fty).and_then(|t| FunctionType::try_from(t.value())),
+        ) else {
+            continue;
+        };
+        let inputs = (0..fty.input_count())
+            .filter_map(|i| fty.input(i).ok())
+            .collect();
+        let results = (0..fty.result_count())
+            .filter_map(|i| fty.result(i).ok())
+            .collect();
+        out.insert(name.value().to_string(), (inputs, results));
+    }
+    out
+}
+
+/// `stablehlo.composite`: a string `name`, a dictionary `composite_attributes` if
+/// present, an i32 `version` if present, and a `decomposition` naming a function of
+/// the module whose type is the composite's operand and result types.
+fn check_composite(
+    op: &OperationRef<'_, '_>,
+    functions: &HashMap<String, (Vec<Type<'_>>, Vec<Type<'_>>)>,
+) -> Result<(), String> {
+    if !attr(op, "name")?.is_string() {
+        return Err("`name` must be a string".to_string());
+    }
+    if let Ok(a) = op.attribute("composite_attributes") {
+        if !a.is_dictionary() {
+            return Err("`composite_attributes` must be a dictionary".to_string());
+        }
+    }
+    if let Ok(v) = op.attribute("version") {
+        let ok = IntegerAttribute::try_from(v).is_ok_and(|i| i.r#type().to_string() == "i32");
+        if !ok {
+            return Err(format!("`version` must be an i32, found {v}"));
+        }
+    }
+    let callee = FlatSymbolRefAttribute::try_from(attr(op, "decomposition")?)
+        .map_err(|_| "`decomposition` must be a symbol reference".to_string())?;
+    let (inputs, results) = functions.get(callee.value()).ok_or_else(|| {
+        format!(
+            "decomposition @{} is not a function of the module",
+            callee.value()
+        )
+    })?;
+    let operands: Vec<Type<'_>> = op.operands().map(|v| v.r#type()).collect();
+    let produced: Vec<Type<'_>> = op.results().map(|v| v.r#type()).collect();
+    if &operands != inputs || &produced != results {
+        let list = |t: &[Type<'_>]| t.iter().map(Type::to_string).collect::<Vec<_>>().join(", ");
+        return Err(format!(
+            "decomposition @{} has type ({}) -> ({}), the composite ({}) -> ({})",
+            callee.value(),
+            list(inputs),
+            list(results),
+            list(&operands),
+            list(&produced)
+        ));
+    }
+    Ok(())
 }
 
 fn types_of<'a>(it: impl Iterator<Item = melior::ir::Type<'a>>) -> Result<Vec<TensorType>, String> {

@@ -6,7 +6,7 @@
 //! the C API handles (`mlir-sys`) of a module they own for the duration of the call.
 
 use melior::ir::Module;
-use mlir_sys::{MlirOperation, MlirValue};
+use mlir_sys::{MlirBlock, MlirLocation, MlirOperation, MlirValue};
 
 /// Ops that must stay even when their results are unused, or that must not be merged
 /// with an identical twin: side effects (custom calls, I/O, collectives, tokens) and
@@ -220,4 +220,248 @@ pub fn attribute_text(op: MlirOperation, name: &str) -> Option<String> {
     let a = attribute(op, name)?;
     // SAFETY: the attribute belongs to the context, which outlives this call.
     Some(unsafe { melior::ir::Attribute::from_raw(a) }.to_string())
+}
+
+/// The `(sym_name, entry block ops)` of every function of `module`, in order.
+pub fn functions(module: &Module<'_>) -> Vec<(String, Vec<MlirOperation>)> {
+    let mut out = Vec::new();
+    // SAFETY: walks the module's own blocks; nothing is modified while walking.
+    unsafe {
+        let mut func = mlir_sys::mlirBlockGetFirstOperation(module.body().to_raw());
+        while !func.ptr.is_null() {
+            if op_name(func) == "func.func" && mlir_sys::mlirOperationGetNumRegions(func) > 0 {
+                let name = attribute(func, "sym_name")
+                    .filter(|a| mlir_sys::mlirAttributeIsAString(*a))
+                    .map(|a| text(mlir_sys::mlirStringAttrGetValue(a)))
+                    .unwrap_or_default();
+                let region = mlir_sys::mlirOperationGetRegion(func, 0);
+                let block = mlir_sys::mlirRegionGetFirstBlock(region);
+                let ops = if block.ptr.is_null() {
+                    Vec::new()
+                } else {
+                    block_ops(block)
+                };
+                out.push((name, ops));
+            }
+            func = mlir_sys::mlirOperationGetNextInBlock(func);
+        }
+    }
+    out
+}
+
+/// The text of a C-API string.
+fn text(s: mlir_sys::MlirStringRef) -> String {
+    // SAFETY: the string belongs to the context and is valid for `length` bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(s.data as *const u8, s.length) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The operations of `block`, in order.
+pub fn block_ops(block: MlirBlock) -> Vec<MlirOperation> {
+    let mut ops = Vec::new();
+    // SAFETY: `block` is live; nothing is modified while walking.
+    unsafe {
+        let mut op = mlir_sys::mlirBlockGetFirstOperation(block);
+        while !op.ptr.is_null() {
+            ops.push(op);
+            op = mlir_sys::mlirOperationGetNextInBlock(op);
+        }
+    }
+    ops
+}
+
+/// The symbol named by the flat symbol reference attribute `name` of `op`.
+pub fn symbol_ref(op: MlirOperation, name: &str) -> Option<String> {
+    let a = attribute(op, name)?;
+    // SAFETY: the attribute is checked to be a flat symbol reference before it is read.
+    unsafe {
+        mlir_sys::mlirAttributeIsAFlatSymbolRef(a)
+            .then(|| text(mlir_sys::mlirFlatSymbolRefAttrGetValue(a)))
+    }
+}
+
+/// The block that holds `op`.
+pub fn parent_block(op: MlirOperation) -> MlirBlock {
+    // SAFETY: `op` is live.
+    unsafe { mlir_sys::mlirOperationGetBlock(op) }
+}
+
+pub fn location(op: MlirOperation) -> MlirLocation {
+    // SAFETY: `op` is live.
+    unsafe { mlir_sys::mlirOperationGetLocation(op) }
+}
+
+/// The operations that use `v` (once per use).
+pub fn users(v: MlirValue) -> Vec<MlirOperation> {
+    let mut out = Vec::new();
+    // SAFETY: walks the use list of a live value; nothing is modified while walking.
+    unsafe {
+        let mut u = mlir_sys::mlirValueGetFirstUse(v);
+        while !u.ptr.is_null() {
+            out.push(mlir_sys::mlirOpOperandGetOwner(u));
+            u = mlir_sys::mlirOpOperandGetNextUse(u);
+        }
+    }
+    out
+}
+
+/// The arguments and operations of the single block of `op`'s first region.
+pub fn region_body(op: MlirOperation) -> Option<(Vec<MlirValue>, Vec<MlirOperation>)> {
+    if num_regions(op) != 1 {
+        return None;
+    }
+    // SAFETY: region 0 exists; its first block is checked for null before use.
+    unsafe {
+        let region = mlir_sys::mlirOperationGetRegion(op, 0);
+        let block = mlir_sys::mlirRegionGetFirstBlock(region);
+        if block.ptr.is_null() || !mlir_sys::mlirBlockGetNextInRegion(block).ptr.is_null() {
+            return None;
+        }
+        Some((block_arguments(block), block_ops(block)))
+    }
+}
+
+pub fn block_arguments(block: MlirBlock) -> Vec<MlirValue> {
+    // SAFETY: indices are below the argument count of a live block.
+    unsafe {
+        (0..mlir_sys::mlirBlockGetNumArguments(block))
+            .map(|i| mlir_sys::mlirBlockGetArgument(block, i))
+            .collect()
+    }
+}
+
+fn value_type(v: MlirValue) -> mlir_sys::MlirType {
+    // SAFETY: `v` belongs to the module being transformed.
+    unsafe { mlir_sys::mlirValueGetType(v) }
+}
+
+fn parse_attribute(ctx: mlir_sys::MlirContext, text: &str) -> Option<mlir_sys::MlirAttribute> {
+    // SAFETY: the string outlives the call; a null result is a parse failure.
+    let a = unsafe { mlir_sys::mlirAttributeParseGet(ctx, string_ref(text)) };
+    (!a.ptr.is_null()).then_some(a)
+}
+
+fn named(
+    ctx: mlir_sys::MlirContext,
+    name: &str,
+    a: mlir_sys::MlirAttribute,
+) -> mlir_sys::MlirNamedAttribute {
+    // SAFETY: the identifier is uniqued in the context; the string outlives the call.
+    mlir_sys::MlirNamedAttribute {
+        name: unsafe { mlir_sys::mlirIdentifierGet(ctx, string_ref(name)) },
+        attribute: a,
+    }
+}
+
+/// Appends `func.func private @name` taking the types of `args` and returning the
+/// types of `results` to `module`; returns its (empty) entry block.
+pub fn append_private_function(
+    module: &Module<'_>,
+    name: &str,
+    args: &[MlirValue],
+    results: &[MlirValue],
+    loc: MlirLocation,
+) -> Option<MlirBlock> {
+    let arg_types: Vec<mlir_sys::MlirType> = args.iter().map(|v| value_type(*v)).collect();
+    let result_types: Vec<mlir_sys::MlirType> = results.iter().map(|v| value_type(*v)).collect();
+    let locs = vec![loc; args.len()];
+    // SAFETY: every handle belongs to the module's context; the state's arrays and
+    // strings outlive `mlirOperationCreate`, which copies them; the region and block
+    // are handed to the new op, which owns them from then on.
+    unsafe {
+        let ctx = mlir_sys::mlirLocationGetContext(loc);
+        let fty = mlir_sys::mlirFunctionTypeGet(
+            ctx,
+            arg_types.len() as isize,
+            arg_types.as_ptr(),
+            result_types.len() as isize,
+            result_types.as_ptr(),
+        );
+        let attrs = [
+            named(ctx, "function_type", mlir_sys::mlirTypeAttrGet(fty)),
+            named(
+                ctx,
+                "sym_name",
+                mlir_sys::mlirStringAttrGet(ctx, string_ref(name)),
+            ),
+            named(
+                ctx,
+                "sym_visibility",
+                mlir_sys::mlirStringAttrGet(ctx, string_ref("private")),
+            ),
+        ];
+        let region = mlir_sys::mlirRegionCreate();
+        let block =
+            mlir_sys::mlirBlockCreate(arg_types.len() as isize, arg_types.as_ptr(), locs.as_ptr());
+        mlir_sys::mlirRegionAppendOwnedBlock(region, block);
+        let mut state = mlir_sys::mlirOperationStateGet(string_ref("func.func"), loc);
+        mlir_sys::mlirOperationStateAddAttributes(&mut state, attrs.len() as isize, attrs.as_ptr());
+        mlir_sys::mlirOperationStateAddOwnedRegions(&mut state, 1, &region);
+        let func = mlir_sys::mlirOperationCreate(&mut state);
+        if func.ptr.is_null() {
+            return None;
+        }
+        mlir_sys::mlirBlockAppendOwnedOperation(module.body().to_raw(), func);
+        Some(block)
+    }
+}
+
+/// Appends a clone of `op` (regions included, same operands) to `block`.
+pub fn clone_into(op: MlirOperation, block: MlirBlock) -> MlirOperation {
+    // SAFETY: the clone is a new detached op, handed to `block`, which owns it.
+    unsafe {
+        let c = mlir_sys::mlirOperationClone(op);
+        mlir_sys::mlirBlockAppendOwnedOperation(block, c);
+        c
+    }
+}
+
+/// Appends `func.return(values)` to `block`.
+pub fn append_return(block: MlirBlock, values: &[MlirValue], loc: MlirLocation) {
+    // SAFETY: as in `append_private_function`.
+    unsafe {
+        let mut state = mlir_sys::mlirOperationStateGet(string_ref("func.return"), loc);
+        mlir_sys::mlirOperationStateAddOperands(&mut state, values.len() as isize, values.as_ptr());
+        let op = mlir_sys::mlirOperationCreate(&mut state);
+        mlir_sys::mlirBlockAppendOwnedOperation(block, op);
+    }
+}
+
+/// Inserts the op `name(operands)` with the types of `like` as results and the
+/// attributes written as `(name, text)` right before `anchor`; `None` when an
+/// attribute does not parse.
+pub fn insert_op_before(
+    anchor: MlirOperation,
+    name: &str,
+    operands: &[MlirValue],
+    like: &[MlirValue],
+    attributes: &[(&str, String)],
+) -> Option<MlirOperation> {
+    let loc = location(anchor);
+    // SAFETY: as in `append_private_function`; the new op goes into `anchor`'s block.
+    unsafe {
+        let ctx = mlir_sys::mlirLocationGetContext(loc);
+        let attrs = attributes
+            .iter()
+            .map(|(n, t)| Some(named(ctx, n, parse_attribute(ctx, t)?)))
+            .collect::<Option<Vec<_>>>()?;
+        let types: Vec<mlir_sys::MlirType> = like.iter().map(|v| value_type(*v)).collect();
+        let mut state = mlir_sys::mlirOperationStateGet(string_ref(name), loc);
+        mlir_sys::mlirOperationStateAddOperands(
+            &mut state,
+            operands.len() as isize,
+            operands.as_ptr(),
+        );
+        mlir_sys::mlirOperationStateAddResults(&mut state, types.len() as isize, types.as_ptr());
+        mlir_sys::mlirOperationStateAddAttributes(&mut state, attrs.len() as isize, attrs.as_ptr());
+        let op = mlir_sys::mlirOperationCreate(&mut state);
+        mlir_sys::mlirBlockInsertOwnedOperationBefore(parent_block(anchor), anchor, op);
+        Some(op)
+    }
+}
+
+/// The op that holds `block`.
+pub fn block_parent(block: MlirBlock) -> MlirOperation {
+    // SAFETY: `block` is live and attached to an op.
+    unsafe { mlir_sys::mlirBlockGetParentOperation(block) }
 }

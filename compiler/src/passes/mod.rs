@@ -5,6 +5,7 @@
 //! runs any sequence of them; [`pipeline_for`] gives what `tpuc compile -O<n>` runs
 //! (`--print-ir-after`/`--timing` show it).
 
+pub mod composites;
 pub mod cse;
 pub mod dce;
 pub mod fold_transpose;
@@ -37,8 +38,9 @@ pub enum OptLevel {
     O0,
     /// Cleanup on StableHLO: dead code removed, identical ops merged.
     O1,
-    /// Everything tpuc does: also exact algebraic simplification and transposes
-    /// folded into dot_general.
+    /// Everything tpuc does: also exact algebraic simplification, transposes
+    /// folded into dot_general, and well-known subgraphs (softmax, norms, GELU, SiLU)
+    /// outlined into `stablehlo.composite` ops.
     #[default]
     O2,
 }
@@ -86,6 +88,7 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
         )),
         Box::new(simplify::StablehloSimplify),
         Box::new(fold_transpose::FoldTranspose),
+        Box::new(composites::OutlineComposites),
         Box::new(dce::StablehloDce),
         Box::new(cse::StablehloCse),
         Box::new(verify_stablehlo::VerifyStablehlo),
@@ -112,6 +115,12 @@ pub fn pipeline_for(
     if level >= OptLevel::O1 {
         passes.push(Box::new(dce::StablehloDce));
         passes.push(Box::new(cse::StablehloCse));
+    }
+    if level >= OptLevel::O2 {
+        // On the cleaned-up program, so that patterns see one op per computation; the
+        // constants the composites copied are then dead.
+        passes.push(Box::new(composites::OutlineComposites));
+        passes.push(Box::new(dce::StablehloDce));
     }
     passes.push(Box::new(verify_stablehlo::VerifyStablehlo));
     passes
