@@ -187,15 +187,16 @@
   "func.return"(%0) : (tensor<2x2x8x8xf32>) -> ()
 }) : () -> ()
 
-// relu = max(x, 0) (NaN-propagating: relu(NaN) is NaN, see maximum_minimum_nan);
+// relu = max(x, 0) (NaN-propagating: relu(NaN) is NaN, see maximum_minimum_nan); the
+// constant 0 is never NaN, so only x is checked: one compare, one select.
 // sigmoid = logistic; silu = x * logistic(x); rsqrt.
 // CHECK-LABEL: sym_name = "activations"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
 // CHECK: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
 // CHECK: [[MX:%[0-9]+]] = "stablehlo.maximum"([[X]], {{%[0-9]+}})
-// CHECK: [[XNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]])
+// CHECK-NEXT: [[XNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]])
 // CHECK-SAME: comparison_direction NE
-// CHECK: [[RELU:%[0-9]+]] = "stablehlo.select"([[XNAN]], [[X]], {{%[0-9]+}})
+// CHECK-NEXT: [[RELU:%[0-9]+]] = "stablehlo.select"([[XNAN]], [[X]], [[MX]])
 // CHECK: [[SIG:%[0-9]+]] = "stablehlo.logistic"([[X]])
 // CHECK: [[L:%[0-9]+]] = "stablehlo.logistic"([[X]])
 // CHECK: [[SILU:%[0-9]+]] = "stablehlo.multiply"([[X]], [[L]])

@@ -102,7 +102,7 @@
 // CHECK-NEXT: "stablehlo.constant"() {value = dense<5.000000e-01> : tensor<f32>}
 // CHECK-NEXT: [[BETA:%[0-9]+]] = "stablehlo.broadcast_in_dim"
 // CHECK-NEXT: [[BS:%[0-9]+]] = "stablehlo.multiply"([[SB]], [[BETA]])
-// CHECK-NEXT: [[R:%[0-9]+]] = "stablehlo.add"([[BS]], [[AP]])
+// CHECK-NEXT: [[R:%[0-9]+]] = "stablehlo.add"([[AP]], [[BS]])
 // CHECK-NEXT: "func.return"([[R]])
 "func.func"() <{function_type = (tensor<4xf32>, tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>, sym_name = "addmm_alpha_beta"}> ({
 ^bb0(%b: tensor<4xf32>, %m1: tensor<2x3xf32>, %m2: tensor<3x4xf32>):

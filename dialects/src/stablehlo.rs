@@ -28,6 +28,53 @@ pub struct TValue {
     pub ty: TensorType,
 }
 
+/// True when `v` is a float splat constant that is not NaN, or a broadcast of one (the
+/// form `splat` values take).
+fn is_nan_free_constant(v: &TValue) -> bool {
+    use mlir_sys::*;
+    let mut raw = v.raw;
+    // SAFETY: read-only queries on live values and operations of the module being built.
+    unsafe {
+        loop {
+            if !mlirValueIsAOpResult(raw) {
+                return false;
+            }
+            let op = mlirOpResultGetOwner(raw);
+            let ident = mlirIdentifierStr(mlirOperationGetName(op));
+            let name = std::slice::from_raw_parts(ident.data as *const u8, ident.length);
+            match name {
+                b"stablehlo.broadcast_in_dim" | b"stablehlo.convert" => {
+                    raw = mlirOperationGetOperand(op, 0);
+                }
+                b"stablehlo.constant" => {
+                    let key = "value";
+                    let attr = mlirOperationGetAttributeByName(
+                        op,
+                        MlirStringRef {
+                            data: key.as_ptr() as *const _,
+                            length: key.len(),
+                        },
+                    );
+                    if attr.ptr.is_null()
+                        || !mlirAttributeIsADenseElements(attr)
+                        || !mlirDenseElementsAttrIsSplat(attr)
+                    {
+                        return false;
+                    }
+                    let splat = mlirDenseElementsAttrGetSplatValue(attr);
+                    return if mlirAttributeIsAFloat(splat) {
+                        !mlirFloatAttrGetValueDouble(splat).is_nan()
+                    } else {
+                        // An integer constant converted to a float is never NaN.
+                        mlirAttributeIsAInteger(splat)
+                    };
+                }
+                _ => return false,
+            }
+        }
+    }
+}
+
 impl TValue {
     /// Wraps an existing MLIR value, reading its type.
     pub fn from_value(value: Value<'_, '_>) -> Result<TValue> {
@@ -88,7 +135,15 @@ impl Cmp {
 pub enum ReduceKind {
     Add,
     Mul,
+    /// Maximum that propagates NaN (PyTorch's `amax`, max pooling).
     Max,
+    /// Plain `stablehlo.maximum`, whose NaN handling XLA leaves to the backend (its CPU
+    /// backend drops NaNs). Only where NaNs are taken care of otherwise: a maximum used
+    /// as a shift (softmax, logsumexp: a NaN in the row makes the result NaN through the
+    /// rest of the formula whatever the maximum is), or max pooling with a separate
+    /// any-NaN window. The checks of `Max` cost two compares and two selects per element
+    /// in the reduction's inner loop.
+    MaxUnchecked,
     Min,
     And,
     Or,
@@ -99,7 +154,7 @@ impl ReduceKind {
         match self {
             ReduceKind::Add => "stablehlo.add",
             ReduceKind::Mul => "stablehlo.multiply",
-            ReduceKind::Max => "stablehlo.maximum",
+            ReduceKind::Max | ReduceKind::MaxUnchecked => "stablehlo.maximum",
             ReduceKind::Min => "stablehlo.minimum",
             ReduceKind::And => "stablehlo.and",
             ReduceKind::Or => "stablehlo.or",
@@ -587,10 +642,23 @@ impl<'c> Emitter<'c> {
         if !a.dtype().is_float() {
             return Ok(r);
         }
-        let a_nan = self.compare(Cmp::Ne, a, a)?;
-        let b_nan = self.compare(Cmp::Ne, b, b)?;
-        let r = self.select(&b_nan, b, &r)?;
-        self.select(&a_nan, a, &r)
+        // An operand that is a NaN-free constant (relu's 0, clamp's bounds) needs no
+        // check: each check is a compare and a select in every element of the kernel.
+        let check = |x: &TValue| -> Result<Option<TValue>> {
+            match is_nan_free_constant(x) {
+                true => Ok(None),
+                false => self.compare(Cmp::Ne, x, x).map(Some),
+            }
+        };
+        let (a_nan, b_nan) = (check(a)?, check(b)?);
+        let mut r = r;
+        if let Some(b_nan) = b_nan {
+            r = self.select(&b_nan, b, &r)?;
+        }
+        if let Some(a_nan) = a_nan {
+            r = self.select(&a_nan, a, &r)?;
+        }
+        Ok(r)
     }
 
     pub fn compare(&self, dir: Cmp, a: &TValue, b: &TValue) -> Result<TValue> {

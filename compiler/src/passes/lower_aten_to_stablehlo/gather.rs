@@ -317,7 +317,7 @@ fn scatter_reduce(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         let identity = match kind {
             ReduceKind::Add | ReduceKind::Or => 0.0,
             ReduceKind::Mul | ReduceKind::And => 1.0,
-            ReduceKind::Max => lo,
+            ReduceKind::Max | ReduceKind::MaxUnchecked => lo,
             ReduceKind::Min => hi,
         };
         let hit = scatter_elements(

@@ -128,7 +128,7 @@ fn addmm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     } else {
         bias
     };
-    Ok(vec![e.convert(&e.add(&bias, &prod)?, ty.dtype)?])
+    Ok(vec![e.convert(&e.add(&prod, &bias)?, ty.dtype)?])
 }
 
 /// `input @ weight.T + bias`, contracting the last dim of input with dim 1 of weight.

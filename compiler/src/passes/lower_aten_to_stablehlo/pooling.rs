@@ -2,7 +2,7 @@
 //! adaptive average pooling (exact for every input/output size, as two or three
 //! contractions with averaging matrices).
 
-use tpuc_dialects::stablehlo::{DotDims, ReduceKind, WindowParams};
+use tpuc_dialects::stablehlo::{Cmp, DotDims, ReduceKind, WindowParams};
 use tpuc_dialects::{Emitter, TValue, TensorType};
 use tpuc_runtime::DType;
 
@@ -139,7 +139,17 @@ fn max_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let init = tpuc_dialects::stablehlo::integer_bounds(x.dtype()).0;
     let ty = op.result(0)?;
     if op.results.len() < 2 || !op.result_used(1) {
-        let out = e.reduce_window(x, init, &w.params, ReduceKind::Max)?;
+        let out = if x.dtype().is_float() {
+            // A plain max, and a window holding a NaN made NaN afterwards (PyTorch's
+            // NaN propagation): two simple reductions run much faster on XLA's CPU
+            // backend than one whose body checks both operands for NaN.
+            let m = e.reduce_window(x, init, &w.params, ReduceKind::MaxUnchecked)?;
+            let nan = e.compare(Cmp::Ne, x, x)?;
+            let any_nan = e.reduce_window(&nan, 0.0, &w.params, ReduceKind::Or)?;
+            e.select(&any_nan, &splat(e, &m.ty, f64::NAN)?, &m)?
+        } else {
+            e.reduce_window(x, init, &w.params, ReduceKind::Max)?
+        };
         return Ok(vec![e.reshape(&out, &ty.shape)?]);
     }
     // *_with_indices: the flat index of each maximum within its spatial plane

@@ -62,7 +62,7 @@ fn init_value(kind: ReduceKind, dtype: DType) -> f64 {
     match kind {
         ReduceKind::Add | ReduceKind::Or => 0.0,
         ReduceKind::Mul | ReduceKind::And => 1.0,
-        ReduceKind::Max => lo,
+        ReduceKind::Max | ReduceKind::MaxUnchecked => lo,
         ReduceKind::Min => hi,
     }
 }
@@ -258,7 +258,9 @@ fn softmax(op: &AtenOp, e: &Emitter, log: bool) -> LResult<Vec<TValue>> {
         return Ok(vec![e.convert(&v, ty.dtype)?]);
     }
     let kept: Vec<i64> = (0..xf.rank() as i64).filter(|&d| d != dim).collect();
-    let m = e.reduce(&xf, f64::NEG_INFINITY, &[dim], ReduceKind::Max)?;
+    // The maximum is only a shift: a NaN in the row makes exp, the sum and so every
+    // output of the row NaN whatever it is (as in PyTorch), so it needs no NaN checks.
+    let m = e.reduce(&xf, f64::NEG_INFINITY, &[dim], ReduceKind::MaxUnchecked)?;
     // A row of -inf would give NaN from (-inf) - (-inf); PyTorch gives NaN too, so the
     // plain formula matches it.
     let mb = e.broadcast_in_dim(&m, xf.shape(), &kept)?;
@@ -283,7 +285,8 @@ fn logsumexp(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let kept: Vec<i64> = (0..xf.rank() as i64)
         .filter(|d| !dims.contains(d))
         .collect();
-    let m = e.reduce(&xf, f64::NEG_INFINITY, &dims, ReduceKind::Max)?;
+    // A shift, as in softmax: a NaN in the row reaches the sum whatever the maximum is.
+    let m = e.reduce(&xf, f64::NEG_INFINITY, &dims, ReduceKind::MaxUnchecked)?;
     // Guard infinite maxima so that all -inf rows give -inf, not NaN.
     let finite = e.unary("stablehlo.abs", &m)?;
     let is_inf = e.compare(
