@@ -8,24 +8,24 @@
 
 // max_pool2d_with_indices (cnn model) whose indices are unused: the lowering sees that
 // nothing reads them and emits a max reduce_window from -inf (no index operand). The
-// max is plain (no NaN checks in its body); a window holding a NaN is made NaN by a
-// second, boolean reduce_window (or) and a select, as PyTorch propagates NaN.
+// max is plain (no NaN checks in its body): the same variadic reduce_window ORs an
+// is-NaN flag over each window, and a select makes windows holding a NaN NaN, as
+// PyTorch propagates NaN.
 // CHECK-LABEL: sym_name = "max_pool2d_with_indices_unused"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x16x16xf32>)
 // CHECK-NOT: "stablehlo.iota"
+// CHECK: [[ISNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]]) {{.*}}comparison_direction NE
 // CHECK: [[NINF:%[0-9]+]] = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
-// CHECK: [[P:%[0-9]+]] = "stablehlo.reduce_window"([[X]], [[NINF]]) ({
-// CHECK-NEXT: ^bb0([[L:%arg[0-9]+]]: tensor<f32>, [[R:%arg[0-9]+]]: tensor<f32>):
+// CHECK: [[FALSE:%[0-9]+]] = "stablehlo.constant"() {value = dense<false> : tensor<i1>}
+// CHECK: [[P:%[0-9]+]]:2 = "stablehlo.reduce_window"([[X]], [[ISNAN]], [[NINF]], [[FALSE]]) ({
+// CHECK-NEXT: ^bb0([[L:%arg[0-9]+]]: tensor<f32>, [[LN:%arg[0-9]+]]: tensor<i1>, [[R:%arg[0-9]+]]: tensor<f32>, [[RN:%arg[0-9]+]]: tensor<i1>):
 // CHECK-NEXT: [[M:%[0-9]+]] = "stablehlo.maximum"([[L]], [[R]])
-// CHECK-NEXT: "stablehlo.return"([[M]])
-// CHECK-NEXT: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<2x8x16x16xf32>, tensor<f32>) -> tensor<2x8x8x8xf32>
-// CHECK-NEXT: [[ISNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]]) {{.*}}comparison_direction NE
-// CHECK: [[ANY:%[0-9]+]] = "stablehlo.reduce_window"([[ISNAN]], {{%[0-9]+}}) ({
-// CHECK: "stablehlo.or"
-// CHECK: }) {{.*}}window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<2x8x16x16xi1>, tensor<i1>) -> tensor<2x8x8x8xi1>
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.or"([[LN]], [[RN]])
+// CHECK-NEXT: "stablehlo.return"([[M]], [[O]])
+// CHECK-NEXT: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<2x8x16x16xf32>, tensor<2x8x16x16xi1>, tensor<f32>, tensor<i1>) -> (tensor<2x8x8x8xf32>, tensor<2x8x8x8xi1>)
 // CHECK: [[NAN:%[0-9]+]] = "stablehlo.constant"() {value = dense<0x7FC00000> : tensor<f32>}
 // CHECK: [[NANB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[NAN]])
-// CHECK-NEXT: [[OUT:%[0-9]+]] = "stablehlo.select"([[ANY]], [[NANB]], [[P]])
+// CHECK-NEXT: [[OUT:%[0-9]+]] = "stablehlo.select"([[P]]#1, [[NANB]], [[P]]#0)
 // CHECK-NEXT: "func.return"([[OUT]])
 "func.func"() <{function_type = (tensor<2x8x16x16xf32>) -> tensor<2x8x8x8xf32>, sym_name = "max_pool2d_with_indices_unused"}> ({
 ^bb0(%x: tensor<2x8x16x16xf32>):
@@ -88,10 +88,10 @@
 // the last window starting inside the right padding (padding 1/2, -inf filled).
 // CHECK-LABEL: sym_name = "max_pool2d_padding_ceil_mode"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x3x8x8xf32>)
-// CHECK: [[CEIL:%[0-9]+]] = "stablehlo.reduce_window"([[X]], {{%[0-9]+}}) ({
-// CHECK: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<{{\[\[}}0, 0], [0, 0], [1, 2], [1, 2]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<f32>) -> tensor<1x3x5x5xf32>
-// CHECK: [[FLOOR:%[0-9]+]] = "stablehlo.reduce_window"([[X]], {{%[0-9]+}}) ({
-// CHECK: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<{{\[\[}}0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<f32>) -> tensor<1x3x4x4xf32>
+// CHECK: "stablehlo.reduce_window"([[X]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}) ({
+// CHECK: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<{{\[\[}}0, 0], [0, 0], [1, 2], [1, 2]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x3x8x8xi1>, tensor<f32>, tensor<i1>) -> (tensor<1x3x5x5xf32>, tensor<1x3x5x5xi1>)
+// CHECK: "stablehlo.reduce_window"([[X]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}) ({
+// CHECK: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<{{\[\[}}0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x3x8x8xi1>, tensor<f32>, tensor<i1>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xi1>)
 // CHECK: "func.return"({{%[0-9]+}}, {{%[0-9]+}})
 "func.func"() <{function_type = (tensor<1x3x8x8xf32>) -> (tensor<1x3x5x5xf32>, tensor<1x3x4x4xf32>), sym_name = "max_pool2d_padding_ceil_mode"}> ({
 ^bb0(%x: tensor<1x3x8x8xf32>):

@@ -143,9 +143,12 @@ fn max_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             // A plain max, and a window holding a NaN made NaN afterwards (PyTorch's
             // NaN propagation): two simple reductions run much faster on XLA's CPU
             // backend than one whose body checks both operands for NaN.
-            let m = e.reduce_window(x, init, &w.params, ReduceKind::MaxUnchecked)?;
             let nan = e.compare(Cmp::Ne, x, x)?;
-            let any_nan = e.reduce_window(&nan, 0.0, &w.params, ReduceKind::Or)?;
+            let (m, any_nan) = e.reduce_window_pair(
+                (x, init, ReduceKind::MaxUnchecked),
+                (&nan, 0.0, ReduceKind::Or),
+                &w.params,
+            )?;
             e.select(&any_nan, &splat(e, &m.ty, f64::NAN)?, &m)?
         } else {
             e.reduce_window(x, init, &w.params, ReduceKind::Max)?
