@@ -8,6 +8,7 @@
 pub mod composites;
 pub mod cse;
 pub mod dce;
+pub mod fold_constants;
 pub mod fold_transpose;
 mod ir;
 pub mod lower_aten_to_stablehlo;
@@ -38,7 +39,8 @@ pub enum OptLevel {
     O0,
     /// Cleanup on StableHLO: dead code removed, identical ops merged.
     O1,
-    /// Everything tpuc does: also exact algebraic simplification, transposes
+    /// Everything tpuc does: also argument-free values folded into constants, exact
+    /// algebraic simplification, transposes
     /// folded into dot_general, and well-known subgraphs (softmax, norms, GELU, SiLU)
     /// outlined into `stablehlo.composite` ops.
     #[default]
@@ -86,6 +88,7 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
         Box::new(matmul_precision::SetMatmulPrecision(
             MatmulPrecision::Highest,
         )),
+        Box::new(fold_constants::FoldConstants),
         Box::new(simplify::StablehloSimplify),
         Box::new(fold_transpose::FoldTranspose),
         Box::new(composites::OutlineComposites),
@@ -109,6 +112,7 @@ pub fn pipeline_for(
         passes.push(Box::new(matmul_precision::SetMatmulPrecision(precision)));
     }
     if level >= OptLevel::O2 {
+        passes.push(Box::new(fold_constants::FoldConstants));
         passes.push(Box::new(simplify::StablehloSimplify));
         passes.push(Box::new(fold_transpose::FoldTranspose));
     }

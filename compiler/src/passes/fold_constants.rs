@@ -1,0 +1,864 @@
+//! `stablehlo-fold-constants`: computes, at compile time, values that depend on no
+//! argument, and replaces each such value that a run-time op reads by one constant.
+//!
+//! Exported decoders build their attention masks and position ids from `arange`,
+//! comparisons, cumulative sums and gathers of those (Hugging Face's mask functions);
+//! XLA does not fold chains that start at an `iota` (it keeps large literals out of its
+//! programs), so they ran as kernels on every call: 8 of Llama's 38 on the CPU.
+//!
+//! The evaluator is exact or it declines:
+//! - integers and booleans wrap to their type's width; f32 and f64 arithmetic is done
+//!   in f64 and rounded once (`+ - * /` of two f32s rounded from f64 is the correctly
+//!   rounded f32 result); f16/bf16 values and transcendental functions are never
+//!   evaluated (XLA's kernels are not correctly rounded, so the folded value could
+//!   differ from what the program computes at run time);
+//! - `maximum`/`minimum` of floats only without NaN (backends disagree on NaN there);
+//!   integer division by zero, float-to-integer conversion of NaN or out-of-range
+//!   values, and `TOTALORDER` comparisons are left to run time;
+//! - no value above `MAX_ELEMENTS` elements is evaluated, so the program text stays
+//!   small (a 2048-token mask stays a run-time computation).
+//!
+//! Ops: `constant`, `iota`, `broadcast_in_dim`, `reshape`, `transpose`, `slice`,
+//! `concatenate`, `convert`, `compare`, `select`, `add`, `subtract`, `multiply`,
+//! `divide`, `negate`, `abs`, `maximum`, `minimum`, `and`, `or`, `xor`, `not`,
+//! `reduce_window` whose body is one `add` (cumulative sums) and `gather` (without
+//! batching dimensions). A folded value whose every element is equal becomes a splat
+//! constant. Values the rest of the program no longer reads are left for
+//! `stablehlo-dce`.
+
+use std::collections::HashMap;
+
+use melior::ir::Module;
+use melior::Context;
+use mlir_sys::{MlirOperation, MlirValue};
+use tpuc_dialects::stablehlo::attr_list_field;
+use tpuc_dialects::TensorType;
+use tpuc_runtime::DType;
+
+use super::{ir, Pass};
+use crate::CompileError;
+
+pub struct FoldConstants;
+
+/// The largest value (in elements) the pass evaluates.
+const MAX_ELEMENTS: usize = 1 << 16;
+
+impl Pass for FoldConstants {
+    fn name(&self) -> &'static str {
+        "stablehlo-fold-constants"
+    }
+    fn description(&self) -> &'static str {
+        "evaluate argument-independent values (iota masks, position ids) exactly and emit them as constants"
+    }
+    fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
+        for body in ir::function_bodies(&module) {
+            fold_body(&body);
+        }
+        Ok(module)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Vals {
+    I(Vec<i128>),
+    F(Vec<f64>),
+    B(Vec<bool>),
+}
+
+#[derive(Clone, Debug)]
+struct Lit {
+    ty: TensorType,
+    v: Vals,
+}
+
+fn key(v: MlirValue) -> usize {
+    v.ptr as usize
+}
+
+fn fold_body(body: &[MlirOperation]) {
+    let mut known: HashMap<usize, Lit> = HashMap::new();
+    for &op in body {
+        if let Some(lits) = eval(op, &known) {
+            for (r, l) in ir::results(op).into_iter().zip(lits) {
+                known.insert(key(r), l);
+            }
+        }
+    }
+    for &op in body {
+        let name = ir::op_name(op);
+        if name == "stablehlo.constant" || is_broadcast_of_constant(op) {
+            continue;
+        }
+        for r in ir::results(op) {
+            let Some(lit) = known.get(&key(r)) else {
+                continue;
+            };
+            let read_at_run_time = ir::users(r).iter().any(|u| {
+                ir::results(*u)
+                    .iter()
+                    .all(|x| !known.contains_key(&key(*x)))
+            });
+            if !read_at_run_time {
+                continue;
+            }
+            if let Some(c) = materialize(op, lit) {
+                ir::replace_uses(r, c);
+            }
+        }
+    }
+}
+
+/// A constant holding `lit`, inserted before `anchor`. Booleans are written as an i8
+/// constant and a convert: MLIR prints large i1 constants as bit-packed hex, which
+/// XLA's parser reads as one byte per element and rejects.
+fn materialize(anchor: MlirOperation, lit: &Lit) -> Option<MlirValue> {
+    if let Vals::B(b) = &lit.v {
+        let bytes = Lit {
+            ty: lit.ty.with_dtype(DType::I8),
+            v: Vals::I(b.iter().map(|&x| x as i128).collect()),
+        };
+        let c = create_before(
+            anchor,
+            "stablehlo.constant",
+            &[],
+            &bytes.ty,
+            Some(&dense_text(&bytes)?),
+        )?;
+        return create_before(anchor, "stablehlo.convert", &[c], &lit.ty, None);
+    }
+    create_before(
+        anchor,
+        "stablehlo.constant",
+        &[],
+        &lit.ty,
+        Some(&dense_text(lit)?),
+    )
+}
+
+/// Inserts `name(operands) : ty` (with `value = <value>` when given) before `anchor`.
+fn create_before(
+    anchor: MlirOperation,
+    name: &str,
+    operands: &[MlirValue],
+    ty: &TensorType,
+    value: Option<&str>,
+) -> Option<MlirValue> {
+    let sref = |s: &str| mlir_sys::MlirStringRef {
+        data: s.as_ptr() as *const _,
+        length: s.len(),
+    };
+    let type_text = ty.mlir();
+    // SAFETY: every handle comes from the live module `anchor` belongs to; strings
+    // outlive the calls that read them; null parses are checked.
+    unsafe {
+        let loc = mlir_sys::mlirOperationGetLocation(anchor);
+        let ctx = mlir_sys::mlirLocationGetContext(loc);
+        let t = mlir_sys::mlirTypeParseGet(ctx, sref(&type_text));
+        if t.ptr.is_null() {
+            return None;
+        }
+        let mut state = mlir_sys::mlirOperationStateGet(sref(name), loc);
+        mlir_sys::mlirOperationStateAddOperands(
+            &mut state,
+            operands.len() as isize,
+            operands.as_ptr(),
+        );
+        mlir_sys::mlirOperationStateAddResults(&mut state, 1, &t);
+        if let Some(v) = value {
+            let a = mlir_sys::mlirAttributeParseGet(ctx, sref(v));
+            if a.ptr.is_null() {
+                return None;
+            }
+            let id = mlir_sys::mlirIdentifierGet(ctx, sref("value"));
+            let named = mlir_sys::mlirNamedAttributeGet(id, a);
+            mlir_sys::mlirOperationStateAddAttributes(&mut state, 1, &named);
+        }
+        let op = mlir_sys::mlirOperationCreate(&mut state);
+        let block = mlir_sys::mlirOperationGetBlock(anchor);
+        mlir_sys::mlirBlockInsertOwnedOperationBefore(block, anchor, op);
+        Some(mlir_sys::mlirOperationGetResult(op, 0))
+    }
+}
+
+fn is_broadcast_of_constant(op: MlirOperation) -> bool {
+    ir::op_name(op) == "stablehlo.broadcast_in_dim"
+        && ir::operands(op)
+            .first()
+            .and_then(|v| ir::defining_op(*v))
+            .is_some_and(|d| ir::op_name(d) == "stablehlo.constant")
+}
+
+// ---- literals ------------------------------------------------------------------------
+
+fn elements(shape: &[i64]) -> usize {
+    shape.iter().product::<i64>().max(0) as usize
+}
+
+fn strides(shape: &[i64]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * shape[d + 1] as usize;
+    }
+    s
+}
+
+fn unflatten(mut i: usize, shape: &[i64]) -> Vec<i64> {
+    let mut idx = vec![0i64; shape.len()];
+    for d in (0..shape.len()).rev() {
+        let n = shape[d].max(1) as usize;
+        idx[d] = (i % n) as i64;
+        i /= n;
+    }
+    idx
+}
+
+fn flatten(idx: &[i64], st: &[usize]) -> usize {
+    idx.iter().zip(st).map(|(&i, &s)| i as usize * s).sum()
+}
+
+/// Wraps an integer to `dtype`'s width (two's complement).
+fn wrap(v: i128, dtype: DType) -> i128 {
+    let bits = match dtype {
+        DType::I64 => 64,
+        DType::I32 => 32,
+        DType::I16 => 16,
+        DType::I8 => 8,
+        DType::U8 => return v.rem_euclid(256),
+        _ => return v,
+    };
+    let m = 1i128 << bits;
+    let r = v.rem_euclid(m);
+    if r >= m / 2 {
+        r - m
+    } else {
+        r
+    }
+}
+
+/// Rounds an f64 to `dtype` (f32 or f64; others are not evaluated).
+fn round(v: f64, dtype: DType) -> Option<f64> {
+    match dtype {
+        DType::F64 => Some(v),
+        DType::F32 => Some(v as f32 as f64),
+        _ => None,
+    }
+}
+
+fn evaluable(ty: &TensorType) -> bool {
+    !matches!(ty.dtype, DType::F16 | DType::Bf16) && elements(&ty.shape) <= MAX_ELEMENTS
+}
+
+/// Picks the same elements from `v` (a gather by flat index).
+fn pick(v: &Vals, at: &[usize]) -> Vals {
+    match v {
+        Vals::I(x) => Vals::I(at.iter().map(|&i| x[i]).collect()),
+        Vals::F(x) => Vals::F(at.iter().map(|&i| x[i]).collect()),
+        Vals::B(x) => Vals::B(at.iter().map(|&i| x[i]).collect()),
+    }
+}
+
+fn len(v: &Vals) -> usize {
+    match v {
+        Vals::I(x) => x.len(),
+        Vals::F(x) => x.len(),
+        Vals::B(x) => x.len(),
+    }
+}
+
+/// The text of a `dense<...> : tensor<...>` attribute holding `lit`, floats as their bit
+/// patterns (exact).
+fn dense_text(lit: &Lit) -> Option<String> {
+    let el = |i: usize| -> String {
+        match &lit.v {
+            Vals::B(x) => x[i].to_string(),
+            Vals::I(x) => x[i].to_string(),
+            Vals::F(x) => match lit.ty.dtype {
+                DType::F32 => format!("0x{:08X}", (x[i] as f32).to_bits()),
+                _ => format!("0x{:016X}", x[i].to_bits()),
+            },
+        }
+    };
+    let n = len(&lit.v);
+    if n == 0 {
+        return None;
+    }
+    let all_equal = (1..n).all(|i| el(i) == el(0));
+    let body = if all_equal {
+        el(0)
+    } else {
+        let mut s = String::new();
+        nested(&mut s, &lit.ty.shape, 0, &mut 0, &el);
+        s
+    };
+    Some(format!("dense<{body}> : {}", lit.ty.mlir()))
+}
+
+fn nested(
+    out: &mut String,
+    shape: &[i64],
+    d: usize,
+    next: &mut usize,
+    el: &dyn Fn(usize) -> String,
+) {
+    if d == shape.len() {
+        out.push_str(&el(*next));
+        *next += 1;
+        return;
+    }
+    out.push('[');
+    for i in 0..shape[d] {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        nested(out, shape, d + 1, next, el);
+    }
+    out.push(']');
+}
+
+// ---- reading constants ---------------------------------------------------------------
+
+fn ptrs(v: &[MlirValue]) -> Vec<usize> {
+    v.iter().map(|x| key(*x)).collect()
+}
+
+fn attr(op: MlirOperation, name: &str) -> Option<mlir_sys::MlirAttribute> {
+    // SAFETY: `op` is a live operation; the name outlives the call.
+    let a = unsafe {
+        mlir_sys::mlirOperationGetAttributeByName(
+            op,
+            mlir_sys::MlirStringRef {
+                data: name.as_ptr() as *const _,
+                length: name.len(),
+            },
+        )
+    };
+    (!a.ptr.is_null()).then_some(a)
+}
+
+fn int_attr(op: MlirOperation, name: &str) -> Option<i64> {
+    let a = attr(op, name)?;
+    // SAFETY: guarded by the integer attribute test.
+    unsafe { mlir_sys::mlirAttributeIsAInteger(a).then(|| mlir_sys::mlirIntegerAttrGetValueInt(a)) }
+}
+
+fn read_constant(op: MlirOperation, ty: &TensorType) -> Option<Lit> {
+    let attr = attr(op, "value")?;
+    let n = elements(&ty.shape);
+    // SAFETY: each accessor is guarded by the attribute and element type tests.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsADenseElements(attr) {
+            return None;
+        }
+        let splat = mlir_sys::mlirDenseElementsAttrIsSplat(attr);
+        let at = |i: usize| if splat { 0 } else { i as isize };
+        let v = match ty.dtype {
+            DType::Bool => Vals::B(
+                (0..n)
+                    .map(|i| mlir_sys::mlirDenseElementsAttrGetBoolValue(attr, at(i)))
+                    .collect(),
+            ),
+            DType::I64 => Vals::I(
+                (0..n)
+                    .map(|i| mlir_sys::mlirDenseElementsAttrGetInt64Value(attr, at(i)) as i128)
+                    .collect(),
+            ),
+            DType::I32 => Vals::I(
+                (0..n)
+                    .map(|i| mlir_sys::mlirDenseElementsAttrGetInt32Value(attr, at(i)) as i128)
+                    .collect(),
+            ),
+            DType::I16 => Vals::I(
+                (0..n)
+                    .map(|i| mlir_sys::mlirDenseElementsAttrGetInt16Value(attr, at(i)) as i128)
+                    .collect(),
+            ),
+            DType::I8 => Vals::I(
+                (0..n)
+                    .map(|i| mlir_sys::mlirDenseElementsAttrGetInt8Value(attr, at(i)) as i128)
+                    .collect(),
+            ),
+            DType::U8 => Vals::I(
+                (0..n)
+                    .map(|i| mlir_sys::mlirDenseElementsAttrGetUInt8Value(attr, at(i)) as i128)
+                    .collect(),
+            ),
+            DType::F32 => Vals::F(
+                (0..n)
+                    .map(|i| mlir_sys::mlirDenseElementsAttrGetFloatValue(attr, at(i)) as f64)
+                    .collect(),
+            ),
+            DType::F64 => Vals::F(
+                (0..n)
+                    .map(|i| mlir_sys::mlirDenseElementsAttrGetDoubleValue(attr, at(i)))
+                    .collect(),
+            ),
+            DType::F16 | DType::Bf16 => return None,
+        };
+        Some(Lit { ty: ty.clone(), v })
+    }
+}
+
+// ---- evaluation ----------------------------------------------------------------------
+
+const EVALUATED: &[&str] = &[
+    "constant",
+    "iota",
+    "broadcast_in_dim",
+    "reshape",
+    "transpose",
+    "slice",
+    "concatenate",
+    "convert",
+    "compare",
+    "select",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "maximum",
+    "minimum",
+    "and",
+    "or",
+    "xor",
+    "negate",
+    "abs",
+    "not",
+    "reduce_window",
+    "gather",
+];
+
+fn eval(op: MlirOperation, known: &HashMap<usize, Lit>) -> Option<Vec<Lit>> {
+    let name = ir::op_name(op);
+    let name = name.strip_prefix("stablehlo.")?;
+    // Cheap tests first: most ops of a program read an argument somewhere.
+    let args: Vec<&Lit> = ir::operands(op)
+        .iter()
+        .map(|v| known.get(&key(*v)))
+        .collect::<Option<_>>()?;
+    if !EVALUATED.contains(&name) {
+        return None;
+    }
+    let results = ir::results(op);
+    let tys: Vec<TensorType> = results
+        .iter()
+        .map(|r| ir::tensor_type(*r))
+        .collect::<Option<_>>()?;
+    if tys.iter().any(|t| !evaluable(t)) {
+        return None;
+    }
+    let ty = tys.first()?.clone();
+    let one = |v: Vals| Some(vec![Lit { ty: ty.clone(), v }]);
+    match name {
+        "constant" => Some(vec![read_constant(op, &ty)?]),
+        "iota" => {
+            let dim = int_attr(op, "iota_dimension")? as usize;
+            let n = elements(&ty.shape);
+            let idx: Vec<i128> = (0..n)
+                .map(|i| unflatten(i, &ty.shape)[dim] as i128)
+                .collect();
+            one(match ty.dtype {
+                DType::F32 | DType::F64 => Vals::F(idx.iter().map(|&i| i as f64).collect()),
+                DType::Bool => return None,
+                d => Vals::I(idx.into_iter().map(|i| wrap(i, d)).collect()),
+            })
+        }
+        "broadcast_in_dim" => {
+            let dims = ir::i64_array(op, "broadcast_dimensions")?;
+            let x = args[0];
+            let st = strides(&x.ty.shape);
+            let at: Vec<usize> = (0..elements(&ty.shape))
+                .map(|i| {
+                    let idx = unflatten(i, &ty.shape);
+                    let src: Vec<i64> = dims
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &d)| {
+                            if x.ty.shape[k] == 1 {
+                                0
+                            } else {
+                                idx[d as usize]
+                            }
+                        })
+                        .collect();
+                    flatten(&src, &st)
+                })
+                .collect();
+            one(pick(&x.v, &at))
+        }
+        "reshape" => one(args[0].v.clone()),
+        "transpose" => {
+            let perm = ir::i64_array(op, "permutation")?;
+            let x = args[0];
+            let st = strides(&x.ty.shape);
+            let at: Vec<usize> = (0..elements(&ty.shape))
+                .map(|i| {
+                    let idx = unflatten(i, &ty.shape);
+                    let mut src = vec![0i64; idx.len()];
+                    for (k, &p) in perm.iter().enumerate() {
+                        src[p as usize] = idx[k];
+                    }
+                    flatten(&src, &st)
+                })
+                .collect();
+            one(pick(&x.v, &at))
+        }
+        "slice" => {
+            let start = ir::i64_array(op, "start_indices")?;
+            let step = ir::i64_array(op, "strides")?;
+            let x = args[0];
+            let st = strides(&x.ty.shape);
+            let at: Vec<usize> = (0..elements(&ty.shape))
+                .map(|i| {
+                    let idx = unflatten(i, &ty.shape);
+                    let src: Vec<i64> = (0..idx.len())
+                        .map(|d| start[d] + idx[d] * step[d])
+                        .collect();
+                    flatten(&src, &st)
+                })
+                .collect();
+            one(pick(&x.v, &at))
+        }
+        "concatenate" => {
+            let dim = int_attr(op, "dimension")? as usize;
+            let mut offsets = Vec::new();
+            let mut total = 0i64;
+            for a in &args {
+                offsets.push(total);
+                total += a.ty.shape[dim];
+            }
+            let mut out: Vec<Vals> = Vec::new();
+            let mut flat_at: Vec<(usize, usize)> = Vec::new();
+            for i in 0..elements(&ty.shape) {
+                let mut idx = unflatten(i, &ty.shape);
+                let k = offsets.iter().rposition(|&o| o <= idx[dim])?;
+                idx[dim] -= offsets[k];
+                flat_at.push((k, flatten(&idx, &strides(&args[k].ty.shape))));
+            }
+            for (k, i) in flat_at {
+                out.push(pick(&args[k].v, &[i]));
+            }
+            one(concat_vals(out)?)
+        }
+        "convert" => one(convert(&args[0].v, ty.dtype)?),
+        "compare" => {
+            let dir = ir::attribute_text(op, "comparison_direction")?;
+            let kind = ir::attribute_text(op, "compare_type").unwrap_or_default();
+            if kind.contains("TOTALORDER") {
+                return None;
+            }
+            let dir = ["EQ", "NE", "GE", "GT", "LE", "LT"]
+                .into_iter()
+                .find(|d| dir.contains(&format!("direction {d}")))?;
+            let cmp = |o: Option<std::cmp::Ordering>| -> bool {
+                use std::cmp::Ordering::*;
+                match (dir, o) {
+                    ("NE", None) => true,
+                    (_, None) => false,
+                    ("EQ", Some(o)) => o == Equal,
+                    ("NE", Some(o)) => o != Equal,
+                    ("GE", Some(o)) => o != Less,
+                    ("GT", Some(o)) => o == Greater,
+                    ("LE", Some(o)) => o != Greater,
+                    (_, Some(o)) => o == Less,
+                }
+            };
+            let v = match (&args[0].v, &args[1].v) {
+                (Vals::I(a), Vals::I(b)) => a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| cmp(x.partial_cmp(y)))
+                    .collect(),
+                (Vals::F(a), Vals::F(b)) => a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| cmp(x.partial_cmp(y)))
+                    .collect(),
+                (Vals::B(a), Vals::B(b)) => a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| cmp(x.partial_cmp(y)))
+                    .collect(),
+                _ => return None,
+            };
+            one(Vals::B(v))
+        }
+        "select" => {
+            let Vals::B(p) = &args[0].v else { return None };
+            let n = elements(&ty.shape);
+            let at_t: Vec<usize> = (0..n).collect();
+            let (t, f) = (&args[1].v, &args[2].v);
+            let choose = |i: usize| if p.len() == 1 { p[0] } else { p[i] };
+            let out: Vec<Vals> = at_t
+                .iter()
+                .map(|&i| pick(if choose(i) { t } else { f }, &[i]))
+                .collect();
+            one(concat_vals(out)?)
+        }
+        "add" | "subtract" | "multiply" | "divide" | "maximum" | "minimum" | "and" | "or"
+        | "xor" => one(binary(name, &args[0].v, &args[1].v, ty.dtype)?),
+        "negate" | "abs" | "not" => one(unary(name, &args[0].v, ty.dtype)?),
+        "reduce_window" => reduce_window_sum(op, &args, &ty).map(|l| vec![l]),
+        "gather" => gather(op, &args, &ty).map(|l| vec![l]),
+        _ => None,
+    }
+}
+
+fn concat_vals(parts: Vec<Vals>) -> Option<Vals> {
+    let mut it = parts.into_iter();
+    let mut acc = it.next()?;
+    for p in it {
+        match (&mut acc, p) {
+            (Vals::I(a), Vals::I(b)) => a.extend(b),
+            (Vals::F(a), Vals::F(b)) => a.extend(b),
+            (Vals::B(a), Vals::B(b)) => a.extend(b),
+            _ => return None,
+        }
+    }
+    Some(acc)
+}
+
+fn convert(v: &Vals, to: DType) -> Option<Vals> {
+    Some(match (v, to) {
+        (Vals::B(x), DType::Bool) => Vals::B(x.clone()),
+        (Vals::B(x), DType::F32 | DType::F64) => {
+            Vals::F(x.iter().map(|&b| b as u8 as f64).collect())
+        }
+        (Vals::B(x), d) => Vals::I(x.iter().map(|&b| wrap(b as i128, d)).collect()),
+        (Vals::I(x), DType::Bool) => Vals::B(x.iter().map(|&i| i != 0).collect()),
+        (Vals::I(x), DType::F32) => Vals::F(x.iter().map(|&i| (i as i64) as f32 as f64).collect()),
+        (Vals::I(x), DType::F64) => Vals::F(x.iter().map(|&i| (i as i64) as f64).collect()),
+        (Vals::I(x), d) => Vals::I(x.iter().map(|&i| wrap(i, d)).collect()),
+        (Vals::F(x), DType::Bool) => {
+            if x.iter().any(|f| f.is_nan()) {
+                return None;
+            }
+            Vals::B(x.iter().map(|&f| f != 0.0).collect())
+        }
+        (Vals::F(x), d @ (DType::F32 | DType::F64)) => {
+            Vals::F(x.iter().map(|&f| round(f, d)).collect::<Option<_>>()?)
+        }
+        (Vals::F(x), d) => {
+            // Round toward zero; NaN or out of range is implementation-defined: decline.
+            let t: Vec<i128> = x.iter().map(|f| f.trunc() as i128).collect();
+            if x.iter()
+                .zip(&t)
+                .any(|(f, &i)| !f.is_finite() || wrap(i, d) != i)
+            {
+                return None;
+            }
+            Vals::I(t)
+        }
+    })
+}
+
+fn binary(name: &str, a: &Vals, b: &Vals, dtype: DType) -> Option<Vals> {
+    Some(match (a, b) {
+        (Vals::I(x), Vals::I(y)) => {
+            let f = |p: i128, q: i128| -> Option<i128> {
+                Some(match name {
+                    "add" => p + q,
+                    "subtract" => p - q,
+                    "multiply" => p.checked_mul(q)?,
+                    "divide" => {
+                        if q == 0 {
+                            return None;
+                        }
+                        p / q
+                    }
+                    "maximum" => p.max(q),
+                    "minimum" => p.min(q),
+                    "and" => p & q,
+                    "or" => p | q,
+                    "xor" => p ^ q,
+                    _ => return None,
+                })
+            };
+            Vals::I(
+                x.iter()
+                    .zip(y)
+                    .map(|(&p, &q)| f(p, q).map(|r| wrap(r, dtype)))
+                    .collect::<Option<_>>()?,
+            )
+        }
+        (Vals::F(x), Vals::F(y)) => {
+            let f = |p: f64, q: f64| -> Option<f64> {
+                let r = match name {
+                    "add" => p + q,
+                    "subtract" => p - q,
+                    "multiply" => p * q,
+                    "divide" => p / q,
+                    "maximum" | "minimum" if p.is_nan() || q.is_nan() => return None,
+                    "maximum" => p.max(q),
+                    "minimum" => p.min(q),
+                    _ => return None,
+                };
+                round(r, dtype)
+            };
+            Vals::F(
+                x.iter()
+                    .zip(y)
+                    .map(|(&p, &q)| f(p, q))
+                    .collect::<Option<_>>()?,
+            )
+        }
+        (Vals::B(x), Vals::B(y)) => Vals::B(
+            x.iter()
+                .zip(y)
+                .map(|(&p, &q)| match name {
+                    "and" => Some(p && q),
+                    "or" => Some(p || q),
+                    "xor" => Some(p ^ q),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?,
+        ),
+        _ => return None,
+    })
+}
+
+fn unary(name: &str, a: &Vals, dtype: DType) -> Option<Vals> {
+    Some(match (name, a) {
+        ("negate", Vals::I(x)) => Vals::I(x.iter().map(|&i| wrap(-i, dtype)).collect()),
+        ("abs", Vals::I(x)) => Vals::I(x.iter().map(|&i| wrap(i.abs(), dtype)).collect()),
+        ("not", Vals::I(x)) => Vals::I(x.iter().map(|&i| wrap(!i, dtype)).collect()),
+        ("negate", Vals::F(x)) => Vals::F(x.iter().map(|&f| -f).collect()),
+        ("abs", Vals::F(x)) => Vals::F(x.iter().map(|&f| f.abs()).collect()),
+        ("not", Vals::B(x)) => Vals::B(x.iter().map(|&b| !b).collect()),
+        _ => return None,
+    })
+}
+
+/// A `reduce_window` whose body is exactly `return add(arg0, arg1)`, without dilations:
+/// windowed sums (`cumsum` lowers to one).
+fn reduce_window_sum(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Option<Lit> {
+    if args.len() != 2 {
+        return None;
+    }
+    let (params, body) = ir::region_body(op)?;
+    let [add, ret] = body.as_slice() else {
+        return None;
+    };
+    if ir::op_name(*add) != "stablehlo.add"
+        || ir::op_name(*ret) != "stablehlo.return"
+        || ptrs(&ir::operands(*add)) != ptrs(&params)
+        || ptrs(&ir::operands(*ret)) != ptrs(&ir::results(*add))
+    {
+        return None;
+    }
+    let x = args[0];
+    let r = x.ty.rank();
+    let dims = ir::i64_array(op, "window_dimensions")?;
+    let strd = ir::i64_array(op, "window_strides").unwrap_or_else(|| vec![1; r]);
+    let ones = vec![1; r];
+    if ir::i64_array(op, "base_dilations").is_some_and(|d| d != ones)
+        || ir::i64_array(op, "window_dilations").is_some_and(|d| d != ones)
+    {
+        return None;
+    }
+    let pad = padding(op, r)?;
+    let st = strides(&x.ty.shape);
+    let n = elements(&ty.shape);
+    let window = elements(&dims);
+    let sum_i = |vals: &[i128], init: i128, i: usize| -> i128 {
+        let out = unflatten(i, &ty.shape);
+        let mut acc = init;
+        for w in 0..window {
+            let off = unflatten(w, &dims);
+            let src: Vec<i64> = (0..r).map(|d| out[d] * strd[d] + off[d] - pad[d]).collect();
+            if src.iter().zip(&x.ty.shape).all(|(&s, &n)| s >= 0 && s < n) {
+                acc += vals[flatten(&src, &st)];
+            }
+        }
+        acc
+    };
+    let v = match (&x.v, &args[1].v) {
+        (Vals::I(vals), Vals::I(init)) => Vals::I(
+            (0..n)
+                .map(|i| wrap(sum_i(vals, init[0], i), ty.dtype))
+                .collect(),
+        ),
+        // Float sums depend on the order XLA picks: left to run time.
+        _ => return None,
+    };
+    Some(Lit { ty: ty.clone(), v })
+}
+
+/// Low padding of each dim from `padding = dense<[[lo, hi], ...]>`.
+fn padding(op: MlirOperation, rank: usize) -> Option<Vec<i64>> {
+    let Some(text) = ir::attribute_text(op, "padding") else {
+        return Some(vec![0; rank]);
+    };
+    let body = text.split("dense<").nth(1)?.split('>').next()?;
+    let nums: Vec<i64> = body
+        .split(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().ok())
+        .collect::<Option<_>>()?;
+    match nums.len() {
+        1 => Some(vec![nums[0]; rank]),
+        n if n == 2 * rank => Some((0..rank).map(|d| nums[2 * d]).collect()),
+        _ => None,
+    }
+}
+
+/// `stablehlo.gather` without batching dimensions, by the spec's index mapping.
+fn gather(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Option<Lit> {
+    let (operand, indices) = (args[0], args[1]);
+    let Vals::I(idx_vals) = &indices.v else {
+        return None;
+    };
+    let dn = ir::attribute_text(op, "dimension_numbers")?;
+    if dn.contains("batching_dims") {
+        return None;
+    }
+    let offset_dims = attr_list_field(&dn, "offset_dims");
+    let collapsed = attr_list_field(&dn, "collapsed_slice_dims");
+    let start_map = attr_list_field(&dn, "start_index_map");
+    let ivd: i64 = dn
+        .split("index_vector_dim = ")
+        .nth(1)?
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()?;
+    let slice_sizes = ir::i64_array(op, "slice_sizes")?;
+    let or = operand.ty.rank();
+    let ishape = &indices.ty.shape;
+    let ist = strides(ishape);
+    let ost = strides(&operand.ty.shape);
+    let batch_dims: Vec<usize> = (0..ty.rank())
+        .filter(|d| !offset_dims.contains(&(*d as i64)))
+        .collect();
+    // Operand dims that the offset dims of the result walk, in order.
+    let window_dims: Vec<usize> = (0..or)
+        .filter(|d| !collapsed.contains(&(*d as i64)))
+        .collect();
+    if window_dims.len() != offset_dims.len() {
+        return None;
+    }
+    let mut at = Vec::with_capacity(elements(&ty.shape));
+    for i in 0..elements(&ty.shape) {
+        let out = unflatten(i, &ty.shape);
+        let batch: Vec<i64> = batch_dims.iter().map(|&d| out[d]).collect();
+        // The start index vector: indices[batch with index_vector_dim inserted].
+        let mut start = vec![0i64; or];
+        for (k, &od) in start_map.iter().enumerate() {
+            let mut ix = batch.clone();
+            if (ivd as usize) < ishape.len() {
+                ix.insert(ivd as usize, k as i64);
+            }
+            let s = idx_vals[flatten(&ix, &ist)] as i64;
+            let od = od as usize;
+            start[od] = s.clamp(0, operand.ty.shape[od] - slice_sizes[od]);
+        }
+        let mut src = start;
+        for (k, &wd) in window_dims.iter().enumerate() {
+            src[wd] += out[offset_dims[k] as usize];
+        }
+        at.push(flatten(&src, &ost));
+    }
+    Some(Lit {
+        ty: ty.clone(),
+        v: pick(&operand.v, &at),
+    })
+}
