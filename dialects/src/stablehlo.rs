@@ -10,6 +10,9 @@ use melior::ir::operation::{OperationBuilder, OperationLike};
 use melior::ir::{Block, BlockRef, Identifier, Location, Region, RegionLike, Value, ValueLike};
 use melior::Context;
 use mlir_sys::{MlirBlock, MlirValue};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
 use tpuc_runtime::DType;
 
 use crate::types::TensorType;
@@ -212,11 +215,17 @@ pub fn scalar_literal(dtype: DType, value: f64) -> String {
     }
 }
 
+/// Attributes parsed so far, by their text. Attributes are uniqued in the context, so
+/// one text always parses to the same attribute: parsing it again is wasted work (the
+/// lowerings write the same constants and dimension lists for every node).
+type AttributeCache<'c> = Rc<RefCell<FxHashMap<String, Attribute<'c>>>>;
+
 /// Appends StableHLO operations at the end of one block, at one location.
 pub struct Emitter<'c> {
     ctx: &'c Context,
     block: MlirBlock,
     loc: Location<'c>,
+    attributes: AttributeCache<'c>,
 }
 
 impl<'c> Emitter<'c> {
@@ -228,7 +237,29 @@ impl<'c> Emitter<'c> {
             ctx,
             block: block.to_raw(),
             loc,
+            attributes: AttributeCache::default(),
         }
+    }
+
+    /// An emitter for a nested block (a region body), sharing this one's caches.
+    fn in_block(&self, block: &Block<'c>) -> Emitter<'c> {
+        Emitter {
+            ctx: self.ctx,
+            block: block.to_raw(),
+            loc: self.loc,
+            attributes: self.attributes.clone(),
+        }
+    }
+
+    /// The attribute written as `text`, parsed once per emitter family.
+    fn attribute(&self, text: &str) -> Result<Attribute<'c>> {
+        if let Some(a) = self.attributes.borrow().get(text) {
+            return Ok(*a);
+        }
+        let a = Attribute::parse(self.ctx, text)
+            .ok_or_else(|| DialectError::BadAttribute(text.to_string()))?;
+        self.attributes.borrow_mut().insert(text.to_string(), a);
+        Ok(a)
     }
 
     pub fn context(&self) -> &'c Context {
@@ -245,6 +276,7 @@ impl<'c> Emitter<'c> {
             ctx: self.ctx,
             block: self.block,
             loc,
+            attributes: self.attributes.clone(),
         }
     }
 
@@ -274,9 +306,7 @@ impl<'c> Emitter<'c> {
     ) -> Result<Vec<TValue>> {
         let mut named = Vec::with_capacity(attrs.len());
         for (key, text) in attrs {
-            let attr = Attribute::parse(self.ctx, text)
-                .ok_or_else(|| DialectError::BadAttribute(text.clone()))?;
-            named.push((Identifier::new(self.ctx, key), attr));
+            named.push((Identifier::new(self.ctx, key), self.attribute(text)?));
         }
         let result_types = results
             .iter()
@@ -715,7 +745,7 @@ impl<'c> Emitter<'c> {
         let t = scalar.to_mlir(self.ctx)?;
         let block = Block::new(&[(t, self.loc), (t, self.loc)]);
         {
-            let inner = Emitter::new(self.ctx, &block, self.loc);
+            let inner = self.in_block(&block);
             let a = block_arg(&block, 0)?;
             let b = block_arg(&block, 1)?;
             let r = match kind {
@@ -759,7 +789,7 @@ impl<'c> Emitter<'c> {
             (ti, self.loc),
         ]);
         {
-            let e = Emitter::new(self.ctx, &block, self.loc);
+            let e = self.in_block(&block);
             let (av, ai, bv, bi) = (
                 block_arg(&block, 0)?,
                 block_arg(&block, 1)?,
@@ -947,7 +977,7 @@ impl<'c> Emitter<'c> {
         }
         let block = Block::new(&args);
         {
-            let e = Emitter::new(self.ctx, &block, self.loc);
+            let e = self.in_block(&block);
             let (a, b) = (block_arg(&block, 0)?, block_arg(&block, 1)?);
             let (lo, hi) = if descending { (&b, &a) } else { (&a, &b) };
             // lo goes first when lo < hi, or when hi is NaN and lo is not.
@@ -996,7 +1026,7 @@ impl<'c> Emitter<'c> {
         let t = TensorType::scalar(operand.dtype()).to_mlir(self.ctx)?;
         let block = Block::new(&[(t, self.loc), (t, self.loc)]);
         {
-            let e = Emitter::new(self.ctx, &block, self.loc);
+            let e = self.in_block(&block);
             let (old, new) = (block_arg(&block, 0)?, block_arg(&block, 1)?);
             let r = match kind {
                 None => new,
