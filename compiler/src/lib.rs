@@ -17,6 +17,7 @@ pub mod artifact;
 pub mod frontend;
 pub mod import;
 pub mod passes;
+pub mod printer;
 
 use std::path::{Path, PathBuf};
 
@@ -251,6 +252,15 @@ pub fn print_module(module: &Module<'_>) -> Result<String, CompileError> {
     print_generic(module, false)
 }
 
+/// The program text of a compile: [`print_module`]'s text, written by [`printer`]
+/// when the module is within what it handles (everything the pipeline builds).
+pub fn print_program(module: &Module<'_>) -> Result<String, CompileError> {
+    match printer::print(module) {
+        Some(text) => Ok(text),
+        None => print_module(module),
+    }
+}
+
 /// Prints with locations (node names), for `--emit mlir --debug-locations` and lit tests.
 pub fn print_module_with_locations(module: &Module<'_>) -> Result<String, CompileError> {
     print_generic(module, true)
@@ -292,8 +302,7 @@ fn print_generic(module: &Module<'_>, debug_info: bool) -> Result<String, Compil
         );
         mlir_sys::mlirOpPrintingFlagsDestroy(flags);
     }
-    String::from_utf8(out)
-        .map_err(|e| CompileError::Internal(format!("printing the module: {e}")))
+    String::from_utf8(out).map_err(|e| CompileError::Internal(format!("printing the module: {e}")))
 }
 
 /// Frontend + import + default pipeline: the StableHLO module for `model`.
@@ -355,7 +364,7 @@ pub fn compile(
     options.report(Progress::Lowering);
     let ctx = new_context();
     let module = lower_timed(&ctx, &model, options, &mut watch)?;
-    let program = print_module(&module)?;
+    let program = print_program(&module)?;
     watch.lap("print");
     let mut report = artifact::write(&model, &program, output, options)?;
     watch.lap("write");
@@ -374,7 +383,7 @@ pub fn compile_to_mlir(
     watch.lap("read");
     let ctx = new_context();
     let module = lower_timed(&ctx, &model, options, &mut watch)?;
-    let text = print_module(&module)?;
+    let text = print_program(&module)?;
     watch.lap("print");
     Ok((text, watch.times))
 }
