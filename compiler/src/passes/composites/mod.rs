@@ -74,13 +74,22 @@ impl Pass for OutlineComposites {
             if decompositions.contains(fname) {
                 continue;
             }
+            let present: HashSet<&str> = body.iter().map(|op| ir::op_name(*op)).collect();
+            let matchers: Vec<Matcher> = MATCHERS
+                .iter()
+                .filter(|(needs, _)| present.contains(needs))
+                .map(|(_, m)| *m)
+                .collect();
+            if matchers.is_empty() {
+                continue;
+            }
             let mut erased: HashSet<usize> = HashSet::new();
             let mut created = Vec::new();
             for &op in body.iter().rev() {
                 if erased.contains(&(op.ptr as usize)) {
                     continue;
                 }
-                let Some(found) = MATCHERS.iter().find_map(|m| m(op)) else {
+                let Some(found) = matchers.iter().find_map(|m| m(op)) else {
                     continue;
                 };
                 if let Some(out) = outline(&module, &found, &mut names) {
@@ -107,12 +116,15 @@ pub(super) struct Found {
 
 type Matcher = fn(MlirOperation) -> Option<Found>;
 
-const MATCHERS: &[Matcher] = &[
-    softmax::softmax,
-    norms::layer_norm,
-    norms::rms_norm,
-    activations::gelu_tanh,
-    activations::silu,
+/// The patterns, in the order they are tried, each with an op every match of it holds
+/// (in the root's block, as `outline` requires): a function without that op cannot
+/// match the pattern, which is then not tried on its ops at all.
+const MATCHERS: &[(&str, Matcher)] = &[
+    ("stablehlo.exponential", softmax::softmax),
+    ("stablehlo.rsqrt", norms::layer_norm),
+    ("stablehlo.rsqrt", norms::rms_norm),
+    ("stablehlo.tanh", activations::gelu_tanh),
+    ("stablehlo.logistic", activations::silu),
 ];
 
 fn key(v: MlirValue) -> usize {
