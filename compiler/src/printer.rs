@@ -25,6 +25,7 @@ use std::fmt::Write as _;
 use melior::ir::Module;
 use mlir_sys::{MlirAttribute, MlirBlock, MlirOperation, MlirRegion, MlirType, MlirValue};
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 /// Text that only MLIR's printer writes correctly in a module (aliases, resources,
 /// locations): an attribute or type containing it is not printed here.
@@ -64,6 +65,12 @@ fn identifier(id: mlir_sys::MlirIdentifier) -> Option<&'static str> {
         let s = mlir_sys::mlirIdentifierStr(id);
         std::str::from_utf8(std::slice::from_raw_parts(s.data as *const u8, s.length)).ok()
     }
+}
+
+/// `text` of a type or attribute, unless only MLIR's printer writes it correctly.
+fn printable(text: String) -> Option<String> {
+    let refused = NEEDS_MLIR.iter().any(|p| text.contains(p)) || text.contains('\u{FFFD}');
+    (!refused).then_some(text)
 }
 
 /// True when MLIR prints `s` inside quotes unchanged (`llvm::printEscapedString`).
@@ -185,30 +192,28 @@ impl Printer {
     }
 
     fn ty(&mut self, t: MlirType) -> Option<()> {
-        let key = t.ptr as usize;
-        if !self.types.contains_key(&key) {
-            // SAFETY: the type is live; the callback appends to a local string.
-            let text = text_of(|cb, data| unsafe { mlir_sys::mlirTypePrint(t, cb, data) });
-            if NEEDS_MLIR.iter().any(|p| text.contains(p)) || text.contains('\u{FFFD}') {
-                return None;
+        let text = match self.types.entry(t.ptr as usize) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                // SAFETY: the type is live; the callback appends to a local string.
+                let text = text_of(|cb, data| unsafe { mlir_sys::mlirTypePrint(t, cb, data) });
+                e.insert(printable(text)?)
             }
-            self.types.insert(key, text);
-        }
-        self.out.push_str(&self.types[&key]);
+        };
+        self.out.push_str(text);
         Some(())
     }
 
     fn attribute(&mut self, a: MlirAttribute) -> Option<()> {
-        let key = a.ptr as usize;
-        if !self.attributes.contains_key(&key) {
-            // SAFETY: as in `ty`.
-            let text = text_of(|cb, data| unsafe { mlir_sys::mlirAttributePrint(a, cb, data) });
-            if NEEDS_MLIR.iter().any(|p| text.contains(p)) || text.contains('\u{FFFD}') {
-                return None;
+        let text = match self.attributes.entry(a.ptr as usize) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                // SAFETY: as in `ty`.
+                let text = text_of(|cb, data| unsafe { mlir_sys::mlirAttributePrint(a, cb, data) });
+                e.insert(printable(text)?)
             }
-            self.attributes.insert(key, text);
-        }
-        self.out.push_str(&self.attributes[&key]);
+        };
+        self.out.push_str(text);
         Some(())
     }
 

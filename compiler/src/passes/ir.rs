@@ -67,17 +67,6 @@ pub fn num_results(op: MlirOperation) -> isize {
     unsafe { mlir_sys::mlirOperationGetNumResults(op) }
 }
 
-pub fn num_operands(op: MlirOperation) -> isize {
-    // SAFETY: as above.
-    unsafe { mlir_sys::mlirOperationGetNumOperands(op) }
-}
-
-/// Operand `i` of `op` (which has more than `i` operands).
-pub fn operand(op: MlirOperation, i: isize) -> MlirValue {
-    // SAFETY: as above; the caller knows the operand count.
-    unsafe { mlir_sys::mlirOperationGetOperand(op, i) }
-}
-
 pub fn results(op: MlirOperation) -> Vec<MlirValue> {
     // SAFETY: as above; indices are below the result count.
     unsafe {
