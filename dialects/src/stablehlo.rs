@@ -4,12 +4,12 @@
 //! generic form to the emitter's block. The same inference rules back
 //! [`crate::verify`], so what we build and what we accept agree.
 
-use melior::ir::attribute::Attribute;
+use melior::ir::attribute::{Attribute, AttributeLike};
+use melior::ir::r#type::TypeLike;
 use melior::ir::block::BlockLike;
-use melior::ir::operation::{OperationBuilder, OperationLike};
-use melior::ir::{Block, BlockRef, Identifier, Location, Region, RegionLike, Value, ValueLike};
+use melior::ir::{Block, Location, Region, RegionLike, Value, ValueLike};
 use melior::Context;
-use mlir_sys::{MlirBlock, MlirValue};
+use mlir_sys::{MlirBlock, MlirType, MlirValue};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -215,17 +215,26 @@ pub fn scalar_literal(dtype: DType, value: f64) -> String {
     }
 }
 
-/// Attributes parsed so far, by their text. Attributes are uniqued in the context, so
-/// one text always parses to the same attribute: parsing it again is wasted work (the
-/// lowerings write the same constants and dimension lists for every node).
-type AttributeCache<'c> = Rc<RefCell<FxHashMap<String, Attribute<'c>>>>;
+/// What an emitter family (an emitter, the ones made from it with `at`, and those of
+/// its region bodies) has built so far. Attributes and types are uniqued in the
+/// context, so one text always parses to the same attribute and one `TensorType` is
+/// one MLIR type: building them again is wasted work (the lowerings write the same
+/// constants, dimension lists and types for every node).
+#[derive(Default)]
+struct Caches<'c> {
+    /// Attributes by text.
+    attributes: RefCell<FxHashMap<String, Attribute<'c>>>,
+    types: RefCell<FxHashMap<TensorType, MlirType>>,
+    /// Splat constants' `value` attributes by type and value bits.
+    constants: RefCell<FxHashMap<(TensorType, u64), Attribute<'c>>>,
+}
 
 /// Appends StableHLO operations at the end of one block, at one location.
 pub struct Emitter<'c> {
     ctx: &'c Context,
     block: MlirBlock,
     loc: Location<'c>,
-    attributes: AttributeCache<'c>,
+    caches: Rc<Caches<'c>>,
 }
 
 impl<'c> Emitter<'c> {
@@ -237,7 +246,7 @@ impl<'c> Emitter<'c> {
             ctx,
             block: block.to_raw(),
             loc,
-            attributes: AttributeCache::default(),
+            caches: Rc::default(),
         }
     }
 
@@ -247,18 +256,21 @@ impl<'c> Emitter<'c> {
             ctx: self.ctx,
             block: block.to_raw(),
             loc: self.loc,
-            attributes: self.attributes.clone(),
+            caches: self.caches.clone(),
         }
     }
 
     /// The attribute written as `text`, parsed once per emitter family.
     fn attribute(&self, text: &str) -> Result<Attribute<'c>> {
-        if let Some(a) = self.attributes.borrow().get(text) {
+        if let Some(a) = self.caches.attributes.borrow().get(text) {
             return Ok(*a);
         }
         let a = Attribute::parse(self.ctx, text)
             .ok_or_else(|| DialectError::BadAttribute(text.to_string()))?;
-        self.attributes.borrow_mut().insert(text.to_string(), a);
+        self.caches
+            .attributes
+            .borrow_mut()
+            .insert(text.to_string(), a);
         Ok(a)
     }
 
@@ -276,14 +288,10 @@ impl<'c> Emitter<'c> {
             ctx: self.ctx,
             block: self.block,
             loc,
-            attributes: self.attributes.clone(),
+            caches: self.caches.clone(),
         }
     }
 
-    fn block(&self) -> BlockRef<'c, '_> {
-        // SAFETY: the block is owned by a region of a live module (see TValue).
-        unsafe { BlockRef::from_raw(self.block) }
-    }
 
     /// Appends a generic operation and wraps its results.
     pub fn op(
@@ -306,32 +314,92 @@ impl<'c> Emitter<'c> {
     ) -> Result<Vec<TValue>> {
         let mut named = Vec::with_capacity(attrs.len());
         for (key, text) in attrs {
-            named.push((Identifier::new(self.ctx, key), self.attribute(text)?));
+            named.push((*key, self.attribute(text)?));
         }
+        self.build(name, operands, &named, results, regions)
+    }
+
+    /// The MLIR type of `t`, built once per emitter family.
+    fn mlir_type(&self, t: &TensorType) -> Result<MlirType> {
+        if let Some(ty) = self.caches.types.borrow().get(t) {
+            return Ok(*ty);
+        }
+        let ty = t.to_mlir(self.ctx)?.to_raw();
+        self.caches.types.borrow_mut().insert(t.clone(), ty);
+        Ok(ty)
+    }
+
+    /// Appends the generic operation `name` (through the C API, as melior's
+    /// `OperationBuilder` does) and wraps its results.
+    fn build(
+        &self,
+        name: &str,
+        operands: &[&TValue],
+        attrs: &[(&str, Attribute<'c>)],
+        results: &[TensorType],
+        regions: Vec<Region<'c>>,
+    ) -> Result<Vec<TValue>> {
+        let string_ref = |s: &str| mlir_sys::MlirStringRef {
+            data: s.as_ptr() as *const std::os::raw::c_char,
+            length: s.len(),
+        };
         let result_types = results
             .iter()
-            .map(|t| t.to_mlir(self.ctx))
+            .map(|t| self.mlir_type(t))
             .collect::<Result<Vec<_>>>()?;
-        let values: Vec<Value> = operands.iter().map(|v| v.value()).collect();
-        let op = OperationBuilder::new(name, self.loc)
-            .add_operands(&values)
-            .add_attributes(&named)
-            .add_results(&result_types)
-            .add_regions_vec(regions)
-            .build()
-            .map_err(|_| DialectError::Build(name.to_string()))?;
-        let op = self.block().append_operation(op);
-        (0..op.result_count())
-            .map(|i| {
-                let v = op
-                    .result(i)
-                    .map_err(|_| DialectError::Build(name.to_string()))?;
-                Ok(TValue {
-                    raw: v.to_raw(),
-                    ty: results[i].clone(),
+        let values: Vec<MlirValue> = operands.iter().map(|v| v.raw).collect();
+        let ctx = self.ctx.to_raw();
+        // SAFETY: every handle belongs to the emitter's context; the state's arrays and
+        // strings outlive `mlirOperationCreate`, which copies them; the regions are
+        // handed to the new op, which owns them from then on (as `into_raw` says), and
+        // the op to the block.
+        let op = unsafe {
+            let named: Vec<mlir_sys::MlirNamedAttribute> = attrs
+                .iter()
+                .map(|(key, a)| mlir_sys::MlirNamedAttribute {
+                    name: mlir_sys::mlirIdentifierGet(ctx, string_ref(key)),
+                    attribute: a.to_raw(),
                 })
+                .collect();
+            let regions: Vec<mlir_sys::MlirRegion> =
+                regions.into_iter().map(Region::into_raw).collect();
+            let mut state = mlir_sys::mlirOperationStateGet(string_ref(name), self.loc.to_raw());
+            mlir_sys::mlirOperationStateAddOperands(
+                &mut state,
+                values.len() as isize,
+                values.as_ptr(),
+            );
+            mlir_sys::mlirOperationStateAddResults(
+                &mut state,
+                result_types.len() as isize,
+                result_types.as_ptr(),
+            );
+            mlir_sys::mlirOperationStateAddAttributes(
+                &mut state,
+                named.len() as isize,
+                named.as_ptr(),
+            );
+            mlir_sys::mlirOperationStateAddOwnedRegions(
+                &mut state,
+                regions.len() as isize,
+                regions.as_ptr(),
+            );
+            let op = mlir_sys::mlirOperationCreate(&mut state);
+            if op.ptr.is_null() {
+                return Err(DialectError::Build(name.to_string()));
+            }
+            mlir_sys::mlirBlockAppendOwnedOperation(self.block, op);
+            op
+        };
+        Ok(results
+            .iter()
+            .enumerate()
+            .map(|(i, t)| TValue {
+                // SAFETY: the op was built with one result per type.
+                raw: unsafe { mlir_sys::mlirOperationGetResult(op, i as isize) },
+                ty: t.clone(),
             })
-            .collect()
+            .collect())
     }
 
     fn one(
@@ -349,8 +417,26 @@ impl<'c> Emitter<'c> {
 
     /// A splat constant of `ty` holding `value` (converted to the element type).
     pub fn constant(&self, ty: &TensorType, value: f64) -> Result<TValue> {
-        let attr = format!("dense<{}> : {}", scalar_literal(ty.dtype, value), ty.mlir());
-        self.one("stablehlo.constant", &[], &[("value", attr)], ty.clone())
+        let key = (ty.clone(), value.to_bits());
+        let cached = self.caches.constants.borrow().get(&key).copied();
+        let attr = match cached {
+            Some(a) => a,
+            None => {
+                let text = format!("dense<{}> : {}", scalar_literal(ty.dtype, value), ty.mlir());
+                let a = self.attribute(&text)?;
+                self.caches.constants.borrow_mut().insert(key, a);
+                a
+            }
+        };
+        let mut v = self.build(
+            "stablehlo.constant",
+            &[],
+            &[("value", attr)],
+            std::slice::from_ref(ty),
+            Vec::new(),
+        )?;
+        v.pop()
+            .ok_or_else(|| DialectError::Build("stablehlo.constant".to_string()))
     }
 
     /// A rank-0 constant.

@@ -7,6 +7,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use melior::ir::attribute::{
     Attribute, AttributeLike, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
     TypeAttribute,
@@ -64,6 +66,25 @@ const SAME_TYPE_ELEMENTWISE: &[&str] = &[
     "stablehlo.xor",
 ];
 
+/// The ops of [`SAME_TYPE_ELEMENTWISE`] that take two operands (the others take one).
+const BINARY_ELEMENTWISE: &[&str] = &[
+    "stablehlo.add",
+    "stablehlo.subtract",
+    "stablehlo.multiply",
+    "stablehlo.divide",
+    "stablehlo.maximum",
+    "stablehlo.minimum",
+    "stablehlo.power",
+    "stablehlo.remainder",
+    "stablehlo.and",
+    "stablehlo.or",
+    "stablehlo.xor",
+    "stablehlo.atan2",
+    "stablehlo.shift_left",
+    "stablehlo.shift_right_arithmetic",
+    "stablehlo.shift_right_logical",
+];
+
 /// Other StableHLO ops tpuc may emit; checked for being known and for types where
 /// a rule is implemented below.
 const OTHER_KNOWN: &[&str] = &[
@@ -110,17 +131,25 @@ impl std::fmt::Display for Diagnostic {
 pub fn verify_module(module: &Module<'_>) -> Result<(), Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let functions = function_types(module);
+    let known: FxHashMap<&str, bool> = SAME_TYPE_ELEMENTWISE
+        .iter()
+        .map(|n| (*n, true))
+        .chain(OTHER_KNOWN.iter().map(|n| (*n, false)))
+        .collect();
+    let binary: FxHashSet<&str> = BINARY_ELEMENTWISE.iter().copied().collect();
+    let mut texts = AttributeTexts::default();
     module.as_operation().walk(WalkOrder::PreOrder, |op| {
-        let name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+        let name_id = op.name();
+        let name = name_id.as_string_ref().as_str().unwrap_or("");
         let checked = if name == "stablehlo.composite" {
             check_composite(&op, &functions)
         } else {
-            check_op(&name, &op)
+            check_op(name, &op, &known, &binary, &mut texts)
         };
         if let Some(message) = checked.err() {
             diags.push(Diagnostic {
                 location: op.location().to_string(),
-                op: name,
+                op: name.to_string(),
                 message,
             });
         }
@@ -212,8 +241,21 @@ fn types_of<'a>(it: impl Iterator<Item = melior::ir::Type<'a>>) -> Result<Vec<Te
         .collect()
 }
 
-/// Parses `array<i64: 1, 2>` (or `array<i64>`).
+/// Parses `array<i64: 1, 2>` (or `array<i64>`): a dense i64 array is read through the
+/// C API (it is the only attribute spelled so); anything else is read from its text,
+/// which gives the error message.
 fn i64_list(attr: &Attribute<'_>) -> Result<Vec<i64>, String> {
+    let raw = attr.to_raw();
+    // SAFETY: the attribute is live; elements are read below the element count of an
+    // attribute checked to be a dense i64 array.
+    unsafe {
+        if mlir_sys::mlirAttributeIsADenseI64Array(raw) {
+            let n = mlir_sys::mlirDenseArrayGetNumElements(raw);
+            return Ok((0..n)
+                .map(|i| mlir_sys::mlirDenseI64ArrayGetElement(raw, i))
+                .collect());
+        }
+    }
     let text = attr.to_string();
     let inner = text
         .strip_prefix("array<i64")
@@ -231,6 +273,22 @@ fn i64_list(attr: &Attribute<'_>) -> Result<Vec<i64>, String> {
                 .map_err(|_| format!("bad integer in {text}"))
         })
         .collect()
+}
+
+/// Printed attributes, by handle (attributes are uniqued, so a handle always prints
+/// the same; most ops share their dimension numbers).
+#[derive(Default)]
+struct AttributeTexts {
+    texts: FxHashMap<usize, std::rc::Rc<str>>,
+}
+
+impl AttributeTexts {
+    fn of(&mut self, a: &Attribute<'_>) -> std::rc::Rc<str> {
+        self.texts
+            .entry(a.to_raw().ptr as usize)
+            .or_insert_with(|| a.to_string().into())
+            .clone()
+    }
 }
 
 fn attr<'c>(op: &OperationRef<'c, '_>, name: &str) -> Result<Attribute<'c>, String> {
@@ -279,14 +337,21 @@ fn expect(found: &TensorType, want: &TensorType) -> Result<(), String> {
     }
 }
 
-fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
+/// `known` maps the ops of [`SAME_TYPE_ELEMENTWISE`] (to `true`) and [`OTHER_KNOWN`];
+/// `binary` holds [`BINARY_ELEMENTWISE`] (built once per module).
+fn check_op(
+    name: &str,
+    op: &OperationRef<'_, '_>,
+    known: &FxHashMap<&str, bool>,
+    binary: &FxHashSet<&str>,
+    texts: &mut AttributeTexts,
+) -> Result<(), String> {
     if !name.starts_with("stablehlo.") {
         return Ok(());
     }
-    let known = SAME_TYPE_ELEMENTWISE.contains(&name) || OTHER_KNOWN.contains(&name);
-    if !known {
+    let Some(&same_type_elementwise) = known.get(name) else {
         return Err("not a StableHLO operation tpuc knows".to_string());
-    }
+    };
     if name == "stablehlo.return" {
         return Ok(());
     }
@@ -300,31 +365,9 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
         })
     };
     let result = results.first().ok_or("operation has no result")?;
-    if SAME_TYPE_ELEMENTWISE.contains(&name) {
+    if same_type_elementwise {
         let first = operands.first().ok_or("operation has no operands")?;
-        let arity = if [
-            "stablehlo.add",
-            "stablehlo.subtract",
-            "stablehlo.multiply",
-            "stablehlo.divide",
-            "stablehlo.maximum",
-            "stablehlo.minimum",
-            "stablehlo.power",
-            "stablehlo.remainder",
-            "stablehlo.and",
-            "stablehlo.or",
-            "stablehlo.xor",
-            "stablehlo.atan2",
-            "stablehlo.shift_left",
-            "stablehlo.shift_right_arithmetic",
-            "stablehlo.shift_right_logical",
-        ]
-        .contains(&name)
-        {
-            2
-        } else {
-            1
-        };
+        let arity = if binary.contains(name) { 2 } else { 1 };
         if operands.len() != arity {
             return Err(format!(
                 "expected {arity} operands, found {}",
@@ -390,7 +433,7 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
             expect(result, &e(infer_slice(&operands[0], &s, &l, &st))?)?;
         }
         "stablehlo.concatenate" => {
-            let text = attr(op, "dimension")?.to_string();
+            let text = texts.of(&attr(op, "dimension")?);
             let dim: i64 = text
                 .split(':')
                 .next()
@@ -400,7 +443,7 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
             expect(result, &e(infer_concatenate(&refs, dim))?)?;
         }
         "stablehlo.dot_general" => {
-            let text = attr(op, "dot_dimension_numbers")?.to_string();
+            let text = texts.of(&attr(op, "dot_dimension_numbers")?);
             let d = DotDims::parse(&text);
             if operands.len() != 2 {
                 return Err("dot_general needs two operands".to_string());
@@ -457,7 +500,7 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
             expect(result, &e(infer_reduce_window(x, &p))?)?;
         }
         "stablehlo.convolution" => {
-            let layout = attr(op, "dimension_numbers")?.to_string();
+            let layout = texts.of(&attr(op, "dimension_numbers")?);
             if !layout.contains("[b, f") {
                 // Only tpuc's own NCHW-style layout is checked.
                 return Ok(());
@@ -482,7 +525,7 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
             }
         }
         "stablehlo.gather" => {
-            let text = attr(op, "dimension_numbers")?.to_string();
+            let text = texts.of(&attr(op, "dimension_numbers")?);
             if operands.len() != 2 {
                 return Err("gather needs an operand and indices".to_string());
             }
