@@ -117,12 +117,12 @@ impl Pass for StablehloCse {
         "merge identical side-effect-free StableHLO ops (same operands, attributes, types)"
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
-        for body in ir::function_bodies(&module) {
+        for block in ir::function_blocks(&module) {
             let mut seen: FxHashSet<Computation> = FxHashSet::default();
-            seen.reserve(body.len());
-            for op in body {
+            // Erasing the op being visited is allowed by `for_each_op`.
+            ir::for_each_op(block, |op| {
                 if !ir::is_pure(op) || ir::num_regions(op) > 0 {
-                    continue;
+                    return;
                 }
                 let c = Computation::new(op);
                 match seen.get(&c) {
@@ -136,7 +136,7 @@ impl Pass for StablehloCse {
                         seen.insert(c);
                     }
                 }
-            }
+            });
         }
         Ok(module)
     }

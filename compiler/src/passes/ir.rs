@@ -137,6 +137,43 @@ pub fn function_bodies(module: &Module<'_>) -> Vec<Vec<MlirOperation>> {
     out
 }
 
+/// The entry block of every function of `module`, in order (what
+/// [`function_bodies`] lists the ops of).
+pub fn function_blocks(module: &Module<'_>) -> Vec<MlirBlock> {
+    let mut out = Vec::new();
+    // SAFETY: walks the module's own top-level ops; nothing is modified while walking.
+    unsafe {
+        let mut func = mlir_sys::mlirBlockGetFirstOperation(module.body().to_raw());
+        while !func.ptr.is_null() {
+            if op_name(func) == "func.func" && mlir_sys::mlirOperationGetNumRegions(func) > 0 {
+                let region = mlir_sys::mlirOperationGetRegion(func, 0);
+                let block = mlir_sys::mlirRegionGetFirstBlock(region);
+                if !block.ptr.is_null() {
+                    out.push(block);
+                }
+            }
+            func = mlir_sys::mlirOperationGetNextInBlock(func);
+        }
+    }
+    out
+}
+
+/// Calls `f` on each op of `block` in order, in the same walk (no list of the ops is
+/// built, so each op is fetched from memory once). The next op is read before `f`
+/// runs, so `f` may erase the op it is given, but must not erase or insert others.
+pub fn for_each_op(block: MlirBlock, mut f: impl FnMut(MlirOperation)) {
+    // SAFETY: `block` is live; `f` only erases the current op, whose successor was
+    // read before.
+    unsafe {
+        let mut op = mlir_sys::mlirBlockGetFirstOperation(block);
+        while !op.ptr.is_null() {
+            let next = mlir_sys::mlirOperationGetNextInBlock(op);
+            f(op);
+            op = next;
+        }
+    }
+}
+
 /// The op that defines `v`, unless `v` is a block argument.
 pub fn defining_op(v: MlirValue) -> Option<MlirOperation> {
     // SAFETY: `v` belongs to the module being transformed.
