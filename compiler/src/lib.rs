@@ -17,10 +17,10 @@ pub mod artifact;
 pub mod frontend;
 pub mod import;
 pub mod passes;
+pub mod printer;
 
 use std::path::{Path, PathBuf};
 
-use melior::ir::operation::{OperationLike, OperationPrintingFlags};
 use melior::ir::Module;
 use melior::Context;
 
@@ -249,22 +249,60 @@ pub fn new_context() -> Context {
 
 /// Prints a module in generic form (what PJRT plugins parse without our dialects).
 pub fn print_module(module: &Module<'_>) -> Result<String, CompileError> {
-    module
-        .as_operation()
-        .to_string_with_flags(OperationPrintingFlags::new().print_generic_operation_form())
-        .map_err(|e| CompileError::Internal(format!("printing the module: {e}")))
+    print_generic(module, false)
+}
+
+/// The program text of a compile: [`print_module`]'s text, written by [`printer`]
+/// when the module is within what it handles (everything the pipeline builds).
+pub fn print_program(module: &Module<'_>) -> Result<String, CompileError> {
+    match printer::print(module) {
+        Some(text) => Ok(text),
+        None => print_module(module),
+    }
 }
 
 /// Prints with locations (node names), for `--emit mlir --debug-locations` and lit tests.
 pub fn print_module_with_locations(module: &Module<'_>) -> Result<String, CompileError> {
-    module
-        .as_operation()
-        .to_string_with_flags(
-            OperationPrintingFlags::new()
-                .print_generic_operation_form()
-                .enable_debug_info(true, false),
-        )
-        .map_err(|e| CompileError::Internal(format!("printing the module: {e}")))
+    print_generic(module, true)
+}
+
+/// Appends each piece MLIR prints to the `Vec<u8>` behind `data`.
+unsafe extern "C" fn append_bytes(piece: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
+    // SAFETY: `data` is the `Vec<u8>` `print_generic` lends for the call; the piece is
+    // valid for `length` bytes during the callback.
+    unsafe {
+        let out = &mut *(data as *mut Vec<u8>);
+        out.extend_from_slice(std::slice::from_raw_parts(
+            piece.data as *const u8,
+            piece.length,
+        ));
+    }
+}
+
+/// The generic form of `module`, printed through the C API into one buffer. The
+/// printer is told the module is verified: that only decides whether MLIR falls back
+/// from custom to generic form, and the generic form is asked for anyway (the
+/// `verify-stablehlo` pass is where modules are verified).
+fn print_generic(module: &Module<'_>, debug_info: bool) -> Result<String, CompileError> {
+    let mut out: Vec<u8> = Vec::new();
+    // SAFETY: the flags are created and destroyed here; the callback only appends to
+    // `out`, which outlives the call.
+    unsafe {
+        let flags = mlir_sys::mlirOpPrintingFlagsCreate();
+        mlir_sys::mlirOpPrintingFlagsPrintGenericOpForm(flags);
+        mlir_sys::mlirOpPrintingFlagsAssumeVerified(flags);
+        if debug_info {
+            mlir_sys::mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+        }
+        mlir_sys::mlirOperationPrintWithFlags(
+            module.as_operation().to_raw(),
+            flags,
+            Some(append_bytes),
+            &mut out as *mut Vec<u8> as *mut std::ffi::c_void,
+        );
+        mlir_sys::mlirOpPrintingFlagsDestroy(flags);
+    }
+    String::from_utf8(out).map_err(|e| CompileError::Internal(format!("printing the module: {e}")))
 }
 
 /// Frontend + import + default pipeline: the StableHLO module for `model`.
@@ -326,7 +364,7 @@ pub fn compile(
     options.report(Progress::Lowering);
     let ctx = new_context();
     let module = lower_timed(&ctx, &model, options, &mut watch)?;
-    let program = print_module(&module)?;
+    let program = print_program(&module)?;
     watch.lap("print");
     let mut report = artifact::write(&model, &program, output, options)?;
     watch.lap("write");
@@ -345,7 +383,7 @@ pub fn compile_to_mlir(
     watch.lap("read");
     let ctx = new_context();
     let module = lower_timed(&ctx, &model, options, &mut watch)?;
-    let text = print_module(&module)?;
+    let text = print_program(&module)?;
     watch.lap("print");
     Ok((text, watch.times))
 }

@@ -4,12 +4,15 @@
 //! generic form to the emitter's block. The same inference rules back
 //! [`crate::verify`], so what we build and what we accept agree.
 
-use melior::ir::attribute::Attribute;
+use melior::ir::attribute::{Attribute, AttributeLike};
+use melior::ir::r#type::TypeLike;
 use melior::ir::block::BlockLike;
-use melior::ir::operation::{OperationBuilder, OperationLike};
-use melior::ir::{Block, BlockRef, Identifier, Location, Region, RegionLike, Value, ValueLike};
+use melior::ir::{Block, Location, Region, RegionLike, Value, ValueLike};
 use melior::Context;
-use mlir_sys::{MlirBlock, MlirValue};
+use mlir_sys::{MlirBlock, MlirType, MlirValue};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
 use tpuc_runtime::DType;
 
 use crate::types::TensorType;
@@ -267,11 +270,26 @@ pub fn scalar_literal(dtype: DType, value: f64) -> String {
     }
 }
 
+/// What an emitter family (an emitter, the ones made from it with `at`, and those of
+/// its region bodies) has built so far. Attributes and types are uniqued in the
+/// context, so one text always parses to the same attribute and one `TensorType` is
+/// one MLIR type: building them again is wasted work (the lowerings write the same
+/// constants, dimension lists and types for every node).
+#[derive(Default)]
+struct Caches<'c> {
+    /// Attributes by text.
+    attributes: RefCell<FxHashMap<String, Attribute<'c>>>,
+    types: RefCell<FxHashMap<TensorType, MlirType>>,
+    /// Splat constants' `value` attributes by type and value bits.
+    constants: RefCell<FxHashMap<(TensorType, u64), Attribute<'c>>>,
+}
+
 /// Appends StableHLO operations at the end of one block, at one location.
 pub struct Emitter<'c> {
     ctx: &'c Context,
     block: MlirBlock,
     loc: Location<'c>,
+    caches: Rc<Caches<'c>>,
 }
 
 impl<'c> Emitter<'c> {
@@ -283,7 +301,32 @@ impl<'c> Emitter<'c> {
             ctx,
             block: block.to_raw(),
             loc,
+            caches: Rc::default(),
         }
+    }
+
+    /// An emitter for a nested block (a region body), sharing this one's caches.
+    fn in_block(&self, block: &Block<'c>) -> Emitter<'c> {
+        Emitter {
+            ctx: self.ctx,
+            block: block.to_raw(),
+            loc: self.loc,
+            caches: self.caches.clone(),
+        }
+    }
+
+    /// The attribute written as `text`, parsed once per emitter family.
+    fn attribute(&self, text: &str) -> Result<Attribute<'c>> {
+        if let Some(a) = self.caches.attributes.borrow().get(text) {
+            return Ok(*a);
+        }
+        let a = Attribute::parse(self.ctx, text)
+            .ok_or_else(|| DialectError::BadAttribute(text.to_string()))?;
+        self.caches
+            .attributes
+            .borrow_mut()
+            .insert(text.to_string(), a);
+        Ok(a)
     }
 
     pub fn context(&self) -> &'c Context {
@@ -300,13 +343,10 @@ impl<'c> Emitter<'c> {
             ctx: self.ctx,
             block: self.block,
             loc,
+            caches: self.caches.clone(),
         }
     }
 
-    fn block(&self) -> BlockRef<'c, '_> {
-        // SAFETY: the block is owned by a region of a live module (see TValue).
-        unsafe { BlockRef::from_raw(self.block) }
-    }
 
     /// Appends a generic operation and wraps its results.
     pub fn op(
@@ -329,34 +369,92 @@ impl<'c> Emitter<'c> {
     ) -> Result<Vec<TValue>> {
         let mut named = Vec::with_capacity(attrs.len());
         for (key, text) in attrs {
-            let attr = Attribute::parse(self.ctx, text)
-                .ok_or_else(|| DialectError::BadAttribute(text.clone()))?;
-            named.push((Identifier::new(self.ctx, key), attr));
+            named.push((*key, self.attribute(text)?));
         }
+        self.build(name, operands, &named, results, regions)
+    }
+
+    /// The MLIR type of `t`, built once per emitter family.
+    fn mlir_type(&self, t: &TensorType) -> Result<MlirType> {
+        if let Some(ty) = self.caches.types.borrow().get(t) {
+            return Ok(*ty);
+        }
+        let ty = t.to_mlir(self.ctx)?.to_raw();
+        self.caches.types.borrow_mut().insert(t.clone(), ty);
+        Ok(ty)
+    }
+
+    /// Appends the generic operation `name` (through the C API, as melior's
+    /// `OperationBuilder` does) and wraps its results.
+    fn build(
+        &self,
+        name: &str,
+        operands: &[&TValue],
+        attrs: &[(&str, Attribute<'c>)],
+        results: &[TensorType],
+        regions: Vec<Region<'c>>,
+    ) -> Result<Vec<TValue>> {
+        let string_ref = |s: &str| mlir_sys::MlirStringRef {
+            data: s.as_ptr() as *const std::os::raw::c_char,
+            length: s.len(),
+        };
         let result_types = results
             .iter()
-            .map(|t| t.to_mlir(self.ctx))
+            .map(|t| self.mlir_type(t))
             .collect::<Result<Vec<_>>>()?;
-        let values: Vec<Value> = operands.iter().map(|v| v.value()).collect();
-        let op = OperationBuilder::new(name, self.loc)
-            .add_operands(&values)
-            .add_attributes(&named)
-            .add_results(&result_types)
-            .add_regions_vec(regions)
-            .build()
-            .map_err(|_| DialectError::Build(name.to_string()))?;
-        let op = self.block().append_operation(op);
-        (0..op.result_count())
-            .map(|i| {
-                let v = op
-                    .result(i)
-                    .map_err(|_| DialectError::Build(name.to_string()))?;
-                Ok(TValue {
-                    raw: v.to_raw(),
-                    ty: results[i].clone(),
+        let values: Vec<MlirValue> = operands.iter().map(|v| v.raw).collect();
+        let ctx = self.ctx.to_raw();
+        // SAFETY: every handle belongs to the emitter's context; the state's arrays and
+        // strings outlive `mlirOperationCreate`, which copies them; the regions are
+        // handed to the new op, which owns them from then on (as `into_raw` says), and
+        // the op to the block.
+        let op = unsafe {
+            let named: Vec<mlir_sys::MlirNamedAttribute> = attrs
+                .iter()
+                .map(|(key, a)| mlir_sys::MlirNamedAttribute {
+                    name: mlir_sys::mlirIdentifierGet(ctx, string_ref(key)),
+                    attribute: a.to_raw(),
                 })
+                .collect();
+            let regions: Vec<mlir_sys::MlirRegion> =
+                regions.into_iter().map(Region::into_raw).collect();
+            let mut state = mlir_sys::mlirOperationStateGet(string_ref(name), self.loc.to_raw());
+            mlir_sys::mlirOperationStateAddOperands(
+                &mut state,
+                values.len() as isize,
+                values.as_ptr(),
+            );
+            mlir_sys::mlirOperationStateAddResults(
+                &mut state,
+                result_types.len() as isize,
+                result_types.as_ptr(),
+            );
+            mlir_sys::mlirOperationStateAddAttributes(
+                &mut state,
+                named.len() as isize,
+                named.as_ptr(),
+            );
+            mlir_sys::mlirOperationStateAddOwnedRegions(
+                &mut state,
+                regions.len() as isize,
+                regions.as_ptr(),
+            );
+            let op = mlir_sys::mlirOperationCreate(&mut state);
+            if op.ptr.is_null() {
+                return Err(DialectError::Build(name.to_string()));
+            }
+            mlir_sys::mlirBlockAppendOwnedOperation(self.block, op);
+            op
+        };
+        Ok(results
+            .iter()
+            .enumerate()
+            .map(|(i, t)| TValue {
+                // SAFETY: the op was built with one result per type.
+                raw: unsafe { mlir_sys::mlirOperationGetResult(op, i as isize) },
+                ty: t.clone(),
             })
-            .collect()
+            .collect())
     }
 
     fn one(
@@ -374,8 +472,26 @@ impl<'c> Emitter<'c> {
 
     /// A splat constant of `ty` holding `value` (converted to the element type).
     pub fn constant(&self, ty: &TensorType, value: f64) -> Result<TValue> {
-        let attr = format!("dense<{}> : {}", scalar_literal(ty.dtype, value), ty.mlir());
-        self.one("stablehlo.constant", &[], &[("value", attr)], ty.clone())
+        let key = (ty.clone(), value.to_bits());
+        let cached = self.caches.constants.borrow().get(&key).copied();
+        let attr = match cached {
+            Some(a) => a,
+            None => {
+                let text = format!("dense<{}> : {}", scalar_literal(ty.dtype, value), ty.mlir());
+                let a = self.attribute(&text)?;
+                self.caches.constants.borrow_mut().insert(key, a);
+                a
+            }
+        };
+        let mut v = self.build(
+            "stablehlo.constant",
+            &[],
+            &[("value", attr)],
+            std::slice::from_ref(ty),
+            Vec::new(),
+        )?;
+        v.pop()
+            .ok_or_else(|| DialectError::Build("stablehlo.constant".to_string()))
     }
 
     /// A rank-0 constant.
@@ -783,7 +899,7 @@ impl<'c> Emitter<'c> {
         let t = scalar.to_mlir(self.ctx)?;
         let block = Block::new(&[(t, self.loc), (t, self.loc)]);
         {
-            let inner = Emitter::new(self.ctx, &block, self.loc);
+            let inner = self.in_block(&block);
             let a = block_arg(&block, 0)?;
             let b = block_arg(&block, 1)?;
             let r = match kind {
@@ -827,7 +943,7 @@ impl<'c> Emitter<'c> {
             (ti, self.loc),
         ]);
         {
-            let e = Emitter::new(self.ctx, &block, self.loc);
+            let e = self.in_block(&block);
             let (av, ai, bv, bi) = (
                 block_arg(&block, 0)?,
                 block_arg(&block, 1)?,
@@ -1079,7 +1195,7 @@ impl<'c> Emitter<'c> {
         }
         let block = Block::new(&args);
         {
-            let e = Emitter::new(self.ctx, &block, self.loc);
+            let e = self.in_block(&block);
             let (a, b) = (block_arg(&block, 0)?, block_arg(&block, 1)?);
             let (lo, hi) = if descending { (&b, &a) } else { (&a, &b) };
             // lo goes first when lo < hi, or when hi is NaN and lo is not.
@@ -1128,7 +1244,7 @@ impl<'c> Emitter<'c> {
         let t = TensorType::scalar(operand.dtype()).to_mlir(self.ctx)?;
         let block = Block::new(&[(t, self.loc), (t, self.loc)]);
         {
-            let e = Emitter::new(self.ctx, &block, self.loc);
+            let e = self.in_block(&block);
             let (old, new) = (block_arg(&block, 0)?, block_arg(&block, 1)?);
             let r = match kind {
                 None => new,

@@ -4,6 +4,7 @@
 //! instead of poking at MLIR's C API: it converts to and from the MLIR spelling
 //! (`tensor<2x3xf32>`) in one place.
 
+use melior::ir::r#type::TypeLike;
 use melior::ir::Type;
 use melior::Context;
 use tpuc_runtime::DType;
@@ -80,12 +81,87 @@ impl TensorType {
         Ok(TensorType { shape, dtype })
     }
 
+    /// The MLIR type, built through the C API (the type [`TensorType::parse`] of
+    /// [`TensorType::mlir`] gives; types are uniqued, so it is the same handle).
+    /// Negative dimensions do not spell a type and are refused.
     pub fn to_mlir<'c>(&self, ctx: &'c Context) -> Result<Type<'c>, DialectError> {
-        Type::parse(ctx, &self.mlir()).ok_or_else(|| DialectError::UnsupportedType(self.mlir()))
+        if self.shape.iter().any(|&d| d < 0) {
+            return Err(DialectError::UnsupportedType(self.mlir()));
+        }
+        let raw = ctx.to_raw();
+        // SAFETY: the context is live; the shape outlives the call, which copies it; a
+        // null encoding is "none".
+        unsafe {
+            let elem = match self.dtype {
+                DType::F64 => mlir_sys::mlirF64TypeGet(raw),
+                DType::F32 => mlir_sys::mlirF32TypeGet(raw),
+                DType::F16 => mlir_sys::mlirF16TypeGet(raw),
+                DType::Bf16 => mlir_sys::mlirBF16TypeGet(raw),
+                DType::I64 => mlir_sys::mlirIntegerTypeGet(raw, 64),
+                DType::I32 => mlir_sys::mlirIntegerTypeGet(raw, 32),
+                DType::I16 => mlir_sys::mlirIntegerTypeGet(raw, 16),
+                DType::I8 => mlir_sys::mlirIntegerTypeGet(raw, 8),
+                DType::U8 => mlir_sys::mlirIntegerTypeUnsignedGet(raw, 8),
+                DType::Bool => mlir_sys::mlirIntegerTypeGet(raw, 1),
+            };
+            let ty = mlir_sys::mlirRankedTensorTypeGet(
+                self.shape.len() as isize,
+                self.shape.as_ptr(),
+                elem,
+                mlir_sys::mlirAttributeGetNull(),
+            );
+            Ok(Type::from_raw(ty))
+        }
     }
 
+    /// Reads an MLIR type through the C API, accepting exactly what
+    /// [`TensorType::parse`] accepts of its spelling: a ranked tensor without
+    /// encoding, static dimensions, one of tpuc's element types.
     pub fn from_mlir(ty: Type<'_>) -> Result<TensorType, DialectError> {
-        TensorType::parse(&ty.to_string())
+        let raw = ty.to_raw();
+        let bad = || DialectError::UnsupportedType(ty.to_string());
+        // SAFETY: `ty` is a live type; each accessor is guarded by its type test.
+        unsafe {
+            if !mlir_sys::mlirTypeIsARankedTensor(raw)
+                || !mlir_sys::mlirRankedTensorTypeGetEncoding(raw).ptr.is_null()
+            {
+                return Err(bad());
+            }
+            let rank = mlir_sys::mlirShapedTypeGetRank(raw);
+            let mut shape = Vec::with_capacity(rank as usize);
+            for i in 0..rank as isize {
+                if mlir_sys::mlirShapedTypeIsDynamicDim(raw, i) {
+                    return Err(bad());
+                }
+                shape.push(mlir_sys::mlirShapedTypeGetDimSize(raw, i));
+            }
+            let elem = mlir_sys::mlirShapedTypeGetElementType(raw);
+            let dtype = if mlir_sys::mlirTypeIsAF64(elem) {
+                DType::F64
+            } else if mlir_sys::mlirTypeIsAF32(elem) {
+                DType::F32
+            } else if mlir_sys::mlirTypeIsAF16(elem) {
+                DType::F16
+            } else if mlir_sys::mlirTypeIsABF16(elem) {
+                DType::Bf16
+            } else if mlir_sys::mlirTypeIsAInteger(elem) {
+                let width = mlir_sys::mlirIntegerTypeGetWidth(elem);
+                let signless = mlir_sys::mlirIntegerTypeIsSignless(elem);
+                let signed = mlir_sys::mlirIntegerTypeIsSigned(elem);
+                match (width, signless, signed) {
+                    (64, true, _) | (64, _, true) => DType::I64,
+                    (32, true, _) | (32, _, true) => DType::I32,
+                    (16, true, _) | (16, _, true) => DType::I16,
+                    (8, true, _) | (8, _, true) => DType::I8,
+                    (8, false, false) => DType::U8,
+                    (1, true, _) => DType::Bool,
+                    _ => return Err(bad()),
+                }
+            } else {
+                return Err(bad());
+            };
+            Ok(TensorType { shape, dtype })
+        }
     }
 }
 
@@ -112,5 +188,55 @@ mod tests {
         }
         assert!(TensorType::parse("tensor<?x3xf32>").is_err());
         assert!(TensorType::parse("tensor<3xcomplex<f32>>").is_err());
+    }
+
+    /// The C-API conversions agree with the spelling: every type text either converts
+    /// to the value `parse` gives (and back to the same MLIR type), or both refuse it.
+    #[test]
+    fn c_api_conversions_agree_with_the_spelling() {
+        let ctx = crate::new_context();
+        for s in [
+            "tensor<2x3xf32>",
+            "tensor<f64>",
+            "tensor<1x0xi1>",
+            "tensor<4xbf16>",
+            "tensor<4xf16>",
+            "tensor<7xui8>",
+            "tensor<7xi8>",
+            "tensor<7xsi8>",
+            "tensor<7xsi16>",
+            "tensor<2xi16>",
+            "tensor<2x2xi32>",
+            "tensor<2x2xsi32>",
+            "tensor<5xi64>",
+            "tensor<5xsi64>",
+            "tensor<?x3xf32>",
+            "tensor<*xf32>",
+            "tensor<3xsi1>",
+            "tensor<3xui1>",
+            "tensor<3xui16>",
+            "tensor<3xi4>",
+            "tensor<3xf8E4M3FN>",
+            "tensor<3xcomplex<f32>>",
+            "tensor<3xindex>",
+            "tensor<3xf32, \"enc\">",
+            "vector<3xf32>",
+            "memref<3xf32>",
+            "f32",
+            "i64",
+        ] {
+            let ty = Type::parse(&ctx, s).unwrap_or_else(|| panic!("{s} parses"));
+            let by_text = TensorType::parse(&ty.to_string());
+            let by_api = TensorType::from_mlir(ty);
+            assert_eq!(by_api, by_text, "{s}");
+            if let Ok(t) = by_api {
+                let back = t.to_mlir(&ctx).unwrap();
+                assert_eq!(back.to_string(), t.mlir(), "{s}");
+                assert_eq!(Type::parse(&ctx, &t.mlir()), Some(back), "{s}");
+            }
+        }
+        assert!(TensorType::new(vec![-1, 2], DType::F32)
+            .to_mlir(&ctx)
+            .is_err());
     }
 }

@@ -7,6 +7,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use melior::ir::attribute::{
     Attribute, AttributeLike, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
     TypeAttribute,
@@ -64,6 +66,25 @@ const SAME_TYPE_ELEMENTWISE: &[&str] = &[
     "stablehlo.xor",
 ];
 
+/// The ops of [`SAME_TYPE_ELEMENTWISE`] that take two operands (the others take one).
+const BINARY_ELEMENTWISE: &[&str] = &[
+    "stablehlo.add",
+    "stablehlo.subtract",
+    "stablehlo.multiply",
+    "stablehlo.divide",
+    "stablehlo.maximum",
+    "stablehlo.minimum",
+    "stablehlo.power",
+    "stablehlo.remainder",
+    "stablehlo.and",
+    "stablehlo.or",
+    "stablehlo.xor",
+    "stablehlo.atan2",
+    "stablehlo.shift_left",
+    "stablehlo.shift_right_arithmetic",
+    "stablehlo.shift_right_logical",
+];
+
 /// Other StableHLO ops tpuc may emit; checked for being known and for types where
 /// a rule is implemented below.
 const OTHER_KNOWN: &[&str] = &[
@@ -110,17 +131,25 @@ impl std::fmt::Display for Diagnostic {
 pub fn verify_module(module: &Module<'_>) -> Result<(), Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let functions = function_types(module);
+    let known: FxHashMap<&str, bool> = SAME_TYPE_ELEMENTWISE
+        .iter()
+        .map(|n| (*n, true))
+        .chain(OTHER_KNOWN.iter().map(|n| (*n, false)))
+        .collect();
+    let binary: FxHashSet<&str> = BINARY_ELEMENTWISE.iter().copied().collect();
+    let mut texts = Memo::default();
     module.as_operation().walk(WalkOrder::PreOrder, |op| {
-        let name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+        let name_id = op.name();
+        let name = name_id.as_string_ref().as_str().unwrap_or("");
         let checked = if name == "stablehlo.composite" {
             check_composite(&op, &functions)
         } else {
-            check_op(&name, &op)
+            check_op(name, &op, &known, &binary, &mut texts)
         };
         if let Some(message) = checked.err() {
             diags.push(Diagnostic {
                 location: op.location().to_string(),
-                op: name,
+                op: name.to_string(),
                 message,
             });
         }
@@ -212,8 +241,21 @@ fn types_of<'a>(it: impl Iterator<Item = melior::ir::Type<'a>>) -> Result<Vec<Te
         .collect()
 }
 
-/// Parses `array<i64: 1, 2>` (or `array<i64>`).
+/// Parses `array<i64: 1, 2>` (or `array<i64>`): a dense i64 array is read through the
+/// C API (it is the only attribute spelled so); anything else is read from its text,
+/// which gives the error message.
 fn i64_list(attr: &Attribute<'_>) -> Result<Vec<i64>, String> {
+    let raw = attr.to_raw();
+    // SAFETY: the attribute is live; elements are read below the element count of an
+    // attribute checked to be a dense i64 array.
+    unsafe {
+        if mlir_sys::mlirAttributeIsADenseI64Array(raw) {
+            let n = mlir_sys::mlirDenseArrayGetNumElements(raw);
+            return Ok((0..n)
+                .map(|i| mlir_sys::mlirDenseI64ArrayGetElement(raw, i))
+                .collect());
+        }
+    }
     let text = attr.to_string();
     let inner = text
         .strip_prefix("array<i64")
@@ -231,6 +273,48 @@ fn i64_list(attr: &Attribute<'_>) -> Result<Vec<i64>, String> {
                 .map_err(|_| format!("bad integer in {text}"))
         })
         .collect()
+}
+
+/// True when `op` has `arity` operands and at least one result, all of one type
+/// (types are uniqued: one handle) that is a tpuc tensor type.
+fn one_valid_type(op: &OperationRef<'_, '_>, arity: usize, texts: &mut Memo) -> bool {
+    let raw = op.to_raw();
+    // SAFETY: `op` is live; indices are below the counts.
+    unsafe {
+        let n = mlir_sys::mlirOperationGetNumOperands(raw);
+        let r = mlir_sys::mlirOperationGetNumResults(raw);
+        if n as usize != arity || r == 0 {
+            return false;
+        }
+        let t = mlir_sys::mlirValueGetType(mlir_sys::mlirOperationGetOperand(raw, 0));
+        let same = (0..n).all(|i| {
+            mlir_sys::mlirValueGetType(mlir_sys::mlirOperationGetOperand(raw, i)).ptr == t.ptr
+        }) && (0..r).all(|i| {
+            mlir_sys::mlirValueGetType(mlir_sys::mlirOperationGetResult(raw, i)).ptr == t.ptr
+        });
+        same && *texts
+            .valid_types
+            .entry(t.ptr as usize)
+            .or_insert_with(|| TensorType::from_mlir(Type::from_raw(t)).is_ok())
+    }
+}
+
+/// Printed attributes, by handle (attributes are uniqued, so a handle always prints
+/// the same; most ops share their dimension numbers).
+#[derive(Default)]
+struct Memo {
+    texts: FxHashMap<usize, std::rc::Rc<str>>,
+    /// Whether each type (by handle) is a tpuc tensor type.
+    valid_types: FxHashMap<usize, bool>,
+}
+
+impl Memo {
+    fn of(&mut self, a: &Attribute<'_>) -> std::rc::Rc<str> {
+        self.texts
+            .entry(a.to_raw().ptr as usize)
+            .or_insert_with(|| a.to_string().into())
+            .clone()
+    }
 }
 
 fn attr<'c>(op: &OperationRef<'c, '_>, name: &str) -> Result<Attribute<'c>, String> {
@@ -279,15 +363,27 @@ fn expect(found: &TensorType, want: &TensorType) -> Result<(), String> {
     }
 }
 
-fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
+/// `known` maps the ops of [`SAME_TYPE_ELEMENTWISE`] (to `true`) and [`OTHER_KNOWN`];
+/// `binary` holds [`BINARY_ELEMENTWISE`] (built once per module).
+fn check_op(
+    name: &str,
+    op: &OperationRef<'_, '_>,
+    known: &FxHashMap<&str, bool>,
+    binary: &FxHashSet<&str>,
+    texts: &mut Memo,
+) -> Result<(), String> {
     if !name.starts_with("stablehlo.") {
         return Ok(());
     }
-    let known = SAME_TYPE_ELEMENTWISE.contains(&name) || OTHER_KNOWN.contains(&name);
-    if !known {
+    let Some(&same_type_elementwise) = known.get(name) else {
         return Err("not a StableHLO operation tpuc knows".to_string());
-    }
+    };
     if name == "stablehlo.return" {
+        return Ok(());
+    }
+    if same_type_elementwise && one_valid_type(op, if binary.contains(name) { 2 } else { 1 }, texts)
+    {
+        // What the checks below accept when every operand and result has one type.
         return Ok(());
     }
     let operands = types_of(op.operands().map(|v| v.r#type()))?;
@@ -300,31 +396,9 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
         })
     };
     let result = results.first().ok_or("operation has no result")?;
-    if SAME_TYPE_ELEMENTWISE.contains(&name) {
+    if same_type_elementwise {
         let first = operands.first().ok_or("operation has no operands")?;
-        let arity = if [
-            "stablehlo.add",
-            "stablehlo.subtract",
-            "stablehlo.multiply",
-            "stablehlo.divide",
-            "stablehlo.maximum",
-            "stablehlo.minimum",
-            "stablehlo.power",
-            "stablehlo.remainder",
-            "stablehlo.and",
-            "stablehlo.or",
-            "stablehlo.xor",
-            "stablehlo.atan2",
-            "stablehlo.shift_left",
-            "stablehlo.shift_right_arithmetic",
-            "stablehlo.shift_right_logical",
-        ]
-        .contains(&name)
-        {
-            2
-        } else {
-            1
-        };
+        let arity = if binary.contains(name) { 2 } else { 1 };
         if operands.len() != arity {
             return Err(format!(
                 "expected {arity} operands, found {}",
@@ -390,7 +464,7 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
             expect(result, &e(infer_slice(&operands[0], &s, &l, &st))?)?;
         }
         "stablehlo.concatenate" => {
-            let text = attr(op, "dimension")?.to_string();
+            let text = texts.of(&attr(op, "dimension")?);
             let dim: i64 = text
                 .split(':')
                 .next()
@@ -400,7 +474,7 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
             expect(result, &e(infer_concatenate(&refs, dim))?)?;
         }
         "stablehlo.dot_general" => {
-            let text = attr(op, "dot_dimension_numbers")?.to_string();
+            let text = texts.of(&attr(op, "dot_dimension_numbers")?);
             let d = DotDims::parse(&text);
             if operands.len() != 2 {
                 return Err("dot_general needs two operands".to_string());
@@ -457,7 +531,7 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
             expect(result, &e(infer_reduce_window(x, &p))?)?;
         }
         "stablehlo.convolution" => {
-            let layout = attr(op, "dimension_numbers")?.to_string();
+            let layout = texts.of(&attr(op, "dimension_numbers")?);
             if !layout.contains("[b, f") {
                 // Only tpuc's own NCHW-style layout is checked.
                 return Ok(());
@@ -482,7 +556,7 @@ fn check_op(name: &str, op: &OperationRef<'_, '_>) -> Result<(), String> {
             }
         }
         "stablehlo.gather" => {
-            let text = attr(op, "dimension_numbers")?.to_string();
+            let text = texts.of(&attr(op, "dimension_numbers")?);
             if operands.len() != 2 {
                 return Err("gather needs an operand and indices".to_string());
             }

@@ -15,8 +15,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::tree::Json;
 use memmap2::Mmap;
-use serde_json::Value;
 
 use super::error::{FrontendError, Result};
 use super::json;
@@ -220,23 +220,22 @@ impl Archive {
                 continue;
             }
             let bytes = self.read(config)?;
-            let v: Value =
-                serde_json::from_slice(&bytes).map_err(|e| FrontendError::InvalidJson {
-                    file: self.full_name(config),
-                    message: e.to_string(),
-                })?;
-            let Some(entries) = v.get("config").and_then(Value::as_object) else {
+            let v = super::tree::parse(&bytes).map_err(|e| FrontendError::InvalidJson {
+                file: self.full_name(config),
+                message: e.to_string(),
+            })?;
+            let Some(entries) = v.get("config").and_then(Json::as_object) else {
                 continue;
             };
             for (name, spec) in entries {
-                if spec.get("use_pickle").and_then(Value::as_bool) == Some(true) {
+                if spec.get("use_pickle").and_then(Json::as_bool) == Some(true) {
                     return Err(FrontendError::Malformed(format!(
                         "weight `{name}` is pickled (a tensor subclass); tpuc reads plain tensors only"
                     )));
                 }
                 let path_name = spec
                     .get("path_name")
-                    .and_then(Value::as_str)
+                    .and_then(Json::as_str)
                     .ok_or_else(|| {
                         FrontendError::Malformed(format!(
                             "weight `{name}` has no path_name in {config}"
@@ -249,7 +248,7 @@ impl Archive {
                 })?;
                 let (strides, storage_offset) = json::strides_and_offset(name, meta)?;
                 out.insert(
-                    name.clone(),
+                    name.to_string(),
                     StoredTensor {
                         entry: format!("{folder}/{path_name}"),
                         strides,

@@ -1,17 +1,18 @@
 //! Parsing of the ExportedProgram JSON (`models/model.json` in a .pt2 archive).
 //!
 //! The schema (torch/_export/serialization/schema.py) encodes unions as objects with a
-//! single key (`{"as_tensor": {"name": "x"}}`). We read it through `serde_json::Value`
-//! and convert field by field, so that an unexpected shape is reported with the node
+//! single key (`{"as_tensor": {"name": "x"}}`). We read it through a JSON tree
+//! ([`super::tree::Json`], read like `serde_json::Value` but compact) and convert field
+//! by field, so that an unexpected shape is reported with the node
 //! it belongs to instead of a generic deserialization error.
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
 use tpuc_runtime::DType;
 
 use super::error::{FrontendError, Result};
 use super::graph::{Arg, Graph, InputKind, InputSpec, Node, NodeOutput, TensorMeta};
+use super::tree::{self, Json as Value};
 
 /// The schema major version tpuc reads (torch 2.8 and later write 8.x).
 pub const SUPPORTED_SCHEMA_MAJOR: i64 = 8;
@@ -47,7 +48,7 @@ fn malformed(what: impl Into<String>) -> FrontendError {
     FrontendError::Malformed(what.into())
 }
 
-fn get<'a>(v: &'a Value, key: &str, ctx: &str) -> Result<&'a Value> {
+fn get<'a, 'j>(v: &'a Value<'j>, key: &str, ctx: &str) -> Result<&'a Value<'j>> {
     v.get(key)
         .ok_or_else(|| malformed(format!("{ctx}: missing field `{key}`")))
 }
@@ -57,13 +58,13 @@ fn as_str<'a>(v: &'a Value, ctx: &str) -> Result<&'a str> {
         .ok_or_else(|| malformed(format!("{ctx}: expected a string")))
 }
 
-fn as_array<'a>(v: &'a Value, ctx: &str) -> Result<&'a Vec<Value>> {
+fn as_array<'a, 'j>(v: &'a Value<'j>, ctx: &str) -> Result<&'a Vec<Value<'j>>> {
     v.as_array()
         .ok_or_else(|| malformed(format!("{ctx}: expected a list")))
 }
 
 /// The single key and value of a union object.
-fn union<'a>(v: &'a Value, ctx: &str) -> Result<(&'a str, &'a Value)> {
+fn union<'a, 'j>(v: &'a Value<'j>, ctx: &str) -> Result<(&'a str, &'a Value<'j>)> {
     let obj = v
         .as_object()
         .ok_or_else(|| malformed(format!("{ctx}: expected an object")))?;
@@ -71,7 +72,7 @@ fn union<'a>(v: &'a Value, ctx: &str) -> Result<(&'a str, &'a Value)> {
     obj.iter()
         .find(|(_, val)| !val.is_null())
         .or_else(|| obj.iter().next())
-        .map(|(k, val)| (k.as_str(), val))
+        .map(|(k, val)| (k.as_ref(), val))
         .ok_or_else(|| malformed(format!("{ctx}: empty union")))
 }
 
@@ -83,10 +84,10 @@ fn as_i64(v: &Value, ctx: &str) -> Result<i64> {
 /// Floats are numbers, or the strings "Infinity", "-Infinity" and "NaN".
 fn as_f64(v: &Value, ctx: &str) -> Result<f64> {
     match v {
-        Value::Number(n) => n
+        Value::Number(_) => v
             .as_f64()
             .ok_or_else(|| malformed(format!("{ctx}: bad float"))),
-        Value::String(s) => match s.as_str() {
+        Value::String(s) => match s.as_ref() {
             "Infinity" | "inf" => Ok(f64::INFINITY),
             "-Infinity" | "-inf" => Ok(f64::NEG_INFINITY),
             "NaN" | "nan" => Ok(f64::NAN),
@@ -104,7 +105,7 @@ fn concrete_int(v: &Value, ctx: &str, tensor: &str) -> Result<i64> {
         _ => Err(FrontendError::DynamicShape {
             tensor: tensor.to_string(),
             size: match val {
-                Value::String(s) => s.clone(),
+                Value::String(s) => s.to_string(),
                 other => other.to_string(),
             },
         }),
@@ -394,7 +395,7 @@ fn parse_input_spec(v: &Value, index: usize) -> Result<InputSpec> {
 
 /// Parses `model.json`. `file` names the source in error messages.
 pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
-    let root: Value = serde_json::from_slice(bytes).map_err(|e| FrontendError::InvalidJson {
+    let root = tree::parse(bytes).map_err(|e| FrontendError::InvalidJson {
         file: file.to_string(),
         message: e.to_string(),
     })?;
@@ -420,7 +421,7 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
     let mut tensors = BTreeMap::new();
     if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
         for (name, meta) in tv {
-            tensors.insert(name.clone(), tensor_meta(name, meta)?);
+            tensors.insert(name.to_string(), tensor_meta(name, meta)?);
         }
     }
     let nodes = as_array(get(graph, "nodes", file)?, file)?

@@ -8,6 +8,7 @@ pub mod archive;
 pub mod error;
 pub mod graph;
 pub mod json;
+pub mod tree;
 
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -26,13 +26,13 @@ impl Pass for FoldTranspose {
         "fold transposes of dot_general operands into its dimension numbers"
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
-        for body in ir::function_bodies(&module) {
-            for op in body {
+        for block in ir::function_blocks(&module) {
+            ir::for_each_op(block, |op| {
                 if ir::op_name(op) == "stablehlo.dot_general" {
                     fold(op, 0);
                     fold(op, 1);
                 }
-            }
+            });
         }
         Ok(module)
     }

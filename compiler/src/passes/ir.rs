@@ -31,20 +31,40 @@ const EFFECTFUL: &[&str] = &[
     "stablehlo.case",
 ];
 
-/// The name of `op` (`stablehlo.add`).
-pub fn op_name(op: MlirOperation) -> String {
-    // SAFETY: `op` is a live operation of the module being transformed.
+/// The name of `op` (`stablehlo.add`), without copying it: op names are identifiers,
+/// interned in the context, which outlives the module and every pass over it. A name
+/// that is not UTF-8 reads as `""` (it equals no name tpuc looks for).
+pub fn op_name<'a>(op: MlirOperation) -> &'a str {
+    // SAFETY: `op` is a live operation of the module being transformed; the
+    // identifier's bytes belong to the context and are never freed before it.
     unsafe {
         let s = mlir_sys::mlirIdentifierStr(mlir_sys::mlirOperationGetName(op));
         let bytes = std::slice::from_raw_parts(s.data as *const u8, s.length);
-        String::from_utf8_lossy(bytes).into_owned()
+        std::str::from_utf8(bytes).unwrap_or("")
     }
+}
+
+/// The uniqued identifier of `op`'s name: equal handles are equal names.
+pub fn op_name_id(op: MlirOperation) -> usize {
+    // SAFETY: as above.
+    unsafe { mlir_sys::mlirOperationGetName(op).ptr as usize }
 }
 
 /// A StableHLO op with no side effects: removable when unused, mergeable with a twin.
 pub fn is_pure(op: MlirOperation) -> bool {
     let name = op_name(op);
-    name.starts_with("stablehlo.") && !EFFECTFUL.contains(&name.as_str())
+    name.starts_with("stablehlo.") && !EFFECTFUL.contains(&name)
+}
+
+/// Result `i` of `op` (which has more than `i` results).
+pub fn result(op: MlirOperation, i: isize) -> MlirValue {
+    // SAFETY: as above; the caller knows the result count.
+    unsafe { mlir_sys::mlirOperationGetResult(op, i) }
+}
+
+pub fn num_results(op: MlirOperation) -> isize {
+    // SAFETY: as above.
+    unsafe { mlir_sys::mlirOperationGetNumResults(op) }
 }
 
 pub fn results(op: MlirOperation) -> Vec<MlirValue> {
@@ -115,6 +135,43 @@ pub fn function_bodies(module: &Module<'_>) -> Vec<Vec<MlirOperation>> {
         }
     }
     out
+}
+
+/// The entry block of every function of `module`, in order (what
+/// [`function_bodies`] lists the ops of).
+pub fn function_blocks(module: &Module<'_>) -> Vec<MlirBlock> {
+    let mut out = Vec::new();
+    // SAFETY: walks the module's own top-level ops; nothing is modified while walking.
+    unsafe {
+        let mut func = mlir_sys::mlirBlockGetFirstOperation(module.body().to_raw());
+        while !func.ptr.is_null() {
+            if op_name(func) == "func.func" && mlir_sys::mlirOperationGetNumRegions(func) > 0 {
+                let region = mlir_sys::mlirOperationGetRegion(func, 0);
+                let block = mlir_sys::mlirRegionGetFirstBlock(region);
+                if !block.ptr.is_null() {
+                    out.push(block);
+                }
+            }
+            func = mlir_sys::mlirOperationGetNextInBlock(func);
+        }
+    }
+    out
+}
+
+/// Calls `f` on each op of `block` in order, in the same walk (no list of the ops is
+/// built, so each op is fetched from memory once). The next op is read before `f`
+/// runs, so `f` may erase the op it is given, but must not erase or insert others.
+pub fn for_each_op(block: MlirBlock, mut f: impl FnMut(MlirOperation)) {
+    // SAFETY: `block` is live; `f` only erases the current op, whose successor was
+    // read before.
+    unsafe {
+        let mut op = mlir_sys::mlirBlockGetFirstOperation(block);
+        while !op.ptr.is_null() {
+            let next = mlir_sys::mlirOperationGetNextInBlock(op);
+            f(op);
+            op = next;
+        }
+    }
 }
 
 /// The op that defines `v`, unless `v` is a block argument.
@@ -278,6 +335,12 @@ pub fn symbol_ref(op: MlirOperation, name: &str) -> Option<String> {
         mlir_sys::mlirAttributeIsAFlatSymbolRef(a)
             .then(|| text(mlir_sys::mlirFlatSymbolRefAttrGetValue(a)))
     }
+}
+
+/// True when `a` comes before `b` in their (common) block.
+pub fn is_before_in_block(a: MlirOperation, b: MlirOperation) -> bool {
+    // SAFETY: both ops are live and in the same block (the caller checks).
+    unsafe { mlir_sys::mlirOperationIsBeforeInBlock(a, b) }
 }
 
 /// The block that holds `op`.

@@ -32,11 +32,9 @@ impl Pass for StablehloSimplify {
         "exact algebraic simplification (x*1, x/1, x-0, integer x+0) and convert/reshape/transpose/broadcast chains"
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
-        for body in ir::function_bodies(&module) {
+        for block in ir::function_blocks(&module) {
             // In order: an op sees its operands already simplified.
-            for op in body {
-                simplify(op);
-            }
+            ir::for_each_op(block, simplify);
         }
         Ok(module)
     }

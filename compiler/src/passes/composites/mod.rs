@@ -66,9 +66,21 @@ impl Pass for OutlineComposites {
             .filter(|op| ir::op_name(**op) == "stablehlo.composite")
             .filter_map(|op| ir::symbol_ref(*op, "decomposition"))
             .collect();
-        let mut names: HashSet<String> = funcs.iter().map(|(n, _)| n.clone()).collect();
+        let mut names = Symbols {
+            taken: funcs.iter().map(|(n, _)| n.clone()).collect(),
+            next: HashMap::new(),
+        };
         for (fname, body) in &funcs {
             if decompositions.contains(fname) {
+                continue;
+            }
+            let present: HashSet<&str> = body.iter().map(|op| ir::op_name(*op)).collect();
+            let matchers: Vec<Matcher> = MATCHERS
+                .iter()
+                .filter(|(needs, _)| present.contains(needs))
+                .map(|(_, m)| *m)
+                .collect();
+            if matchers.is_empty() {
                 continue;
             }
             let mut erased: HashSet<usize> = HashSet::new();
@@ -77,7 +89,7 @@ impl Pass for OutlineComposites {
                 if erased.contains(&(op.ptr as usize)) {
                     continue;
                 }
-                let Some(found) = MATCHERS.iter().find_map(|m| m(op)) else {
+                let Some(found) = matchers.iter().find_map(|m| m(op)) else {
                     continue;
                 };
                 if let Some(out) = outline(&module, &found, &mut names) {
@@ -104,12 +116,15 @@ pub(super) struct Found {
 
 type Matcher = fn(MlirOperation) -> Option<Found>;
 
-const MATCHERS: &[Matcher] = &[
-    softmax::softmax,
-    norms::layer_norm,
-    norms::rms_norm,
-    activations::gelu_tanh,
-    activations::silu,
+/// The patterns, in the order they are tried, each with an op every match of it holds
+/// (in the root's block, as `outline` requires): a function without that op cannot
+/// match the pattern, which is then not tried on its ops at all.
+const MATCHERS: &[(&str, Matcher)] = &[
+    ("stablehlo.exponential", softmax::softmax),
+    ("stablehlo.rsqrt", norms::layer_norm),
+    ("stablehlo.rsqrt", norms::rms_norm),
+    ("stablehlo.tanh", activations::gelu_tanh),
+    ("stablehlo.logistic", activations::silu),
 ];
 
 fn key(v: MlirValue) -> usize {
@@ -118,11 +133,33 @@ fn key(v: MlirValue) -> usize {
 
 /// A constant, or a broadcast of one: cloned into decompositions, never erased here.
 fn is_constant_like(op: MlirOperation) -> bool {
-    match ir::op_name(op).as_str() {
+    match ir::op_name(op) {
         "stablehlo.constant" => true,
         "stablehlo.broadcast_in_dim" => ir::defining_op(ir::operands(op)[0])
             .is_some_and(|c| ir::op_name(c) == "stablehlo.constant"),
         _ => false,
+    }
+}
+
+/// The function names of the module, and for each composite name the number from
+/// which its next free `<name>.impl_<n>` is searched.
+struct Symbols {
+    taken: HashSet<String>,
+    next: HashMap<&'static str, usize>,
+}
+
+impl Symbols {
+    /// The smallest free `<name>.impl_<n>`. Symbols of one name are given out in
+    /// increasing order and never freed, so the search resumes after the last one.
+    fn fresh(&mut self, name: &'static str) -> String {
+        let n = self.next.entry(name).or_insert(0);
+        loop {
+            let s = format!("{name}.impl_{n}");
+            *n += 1;
+            if !self.taken.contains(&s) {
+                return s;
+            }
+        }
     }
 }
 
@@ -151,7 +188,7 @@ fn number_in_program_order(created: &[(&'static str, Outlined)]) {
 }
 
 /// Replaces `found` by a composite when it is closed (see the module doc).
-fn outline(module: &Module<'_>, found: &Found, names: &mut HashSet<String>) -> Option<Outlined> {
+fn outline(module: &Module<'_>, found: &Found, names: &mut Symbols) -> Option<Outlined> {
     let root_results = ir::results(found.root);
     let [root_value] = root_results[..] else {
         return None;
@@ -205,25 +242,22 @@ fn outline(module: &Module<'_>, found: &Found, names: &mut HashSet<String>) -> O
             }
         }
     }
-    // Block order, so that every clone's operands are defined before it.
-    let order: HashMap<usize, usize> = ir::block_ops(block)
-        .iter()
-        .enumerate()
-        .map(|(i, o)| (o.ptr as usize, i))
-        .collect();
-    members.sort_by_key(|o| order.get(&(o.ptr as usize)).copied().unwrap_or(usize::MAX));
-
-    let mut n = 0;
-    let symbol = loop {
-        let s = format!("{}.impl_{n}", found.name);
-        if !names.contains(&s) {
-            break s;
+    // Block order, so that every clone's operands are defined before it (all members
+    // are in one block, checked above; MLIR keeps the block's order indices).
+    members.sort_by(|a, b| {
+        if a.ptr == b.ptr {
+            std::cmp::Ordering::Equal
+        } else if ir::is_before_in_block(*a, *b) {
+            std::cmp::Ordering::Less
+        } else {
+            std::cmp::Ordering::Greater
         }
-        n += 1;
-    };
+    });
+
+    let symbol = names.fresh(found.name);
     let loc = ir::location(found.root);
     let body = ir::append_private_function(module, &symbol, &found.inputs, &[root_value], loc)?;
-    names.insert(symbol.clone());
+    names.taken.insert(symbol.clone());
     let mut map: HashMap<usize, MlirValue> = found
         .inputs
         .iter()
@@ -386,7 +420,7 @@ fn reduction_body(op: MlirOperation, kind: Reduction) -> bool {
         return false;
     };
     let [a, b] = args[..] else { return false };
-    let names: Vec<String> = ops.iter().map(|o| ir::op_name(*o)).collect();
+    let names: Vec<&str> = ops.iter().map(|o| ir::op_name(*o)).collect();
     let returns = |op: MlirOperation, v: MlirValue| {
         is(op, "stablehlo.return") && ir::operands(op).len() == 1 && same(ir::operands(op)[0], v)
     };
@@ -398,7 +432,7 @@ fn reduction_body(op: MlirOperation, kind: Reduction) -> bool {
         Reduction::Sum => "stablehlo.add",
         Reduction::Max => "stablehlo.maximum",
     };
-    if names.first().map(String::as_str) != Some(head) || !takes(ops[0], a, b) {
+    if names.first().copied() != Some(head) || !takes(ops[0], a, b) {
         return false;
     }
     let m = result(ops[0]);

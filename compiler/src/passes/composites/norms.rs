@@ -201,7 +201,7 @@ fn layer_norm_core(v: MlirValue) -> Option<Core> {
 }
 
 pub(super) fn layer_norm(root: MlirOperation) -> Option<Found> {
-    if !["stablehlo.add", "stablehlo.multiply"].contains(&ir::op_name(root).as_str()) {
+    if !["stablehlo.add", "stablehlo.multiply"].contains(&ir::op_name(root)) {
         return None;
     }
     let out = result(root);

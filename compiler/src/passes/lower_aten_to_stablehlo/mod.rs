@@ -20,7 +20,9 @@ mod resize;
 mod sorting;
 mod view_like;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 use melior::ir::block::BlockLike;
 use melior::ir::operation::{OperationLike, OperationRef};
@@ -29,7 +31,7 @@ use melior::Context;
 use tpuc_dialects::func::append_function;
 use tpuc_dialects::{DialectError, Emitter, TValue, TensorType};
 
-pub use op::AtenOp;
+pub use op::{AtenOp, AttrCache};
 
 use crate::{CompileError, UnsupportedOp};
 
@@ -94,6 +96,24 @@ fn lower_op(op: &AtenOp, e: &Emitter, custom: &[CustomLowering]) -> LResult<Vec<
 
 /// Name of a location created by the importer (`loc("node"(...))`), or its text.
 pub fn location_name(loc: Location<'_>) -> String {
+    // A name location whose name prints as itself (printable ASCII without `"` or
+    // `\`, which MLIR would escape) reads without printing.
+    // SAFETY: the location belongs to the live context; its name is interned there.
+    unsafe {
+        let raw = loc.to_raw();
+        if mlir_sys::mlirLocationIsAName(raw) {
+            let s = mlir_sys::mlirIdentifierStr(mlir_sys::mlirLocationNameGetName(raw));
+            let bytes = std::slice::from_raw_parts(s.data as *const u8, s.length);
+            if bytes
+                .iter()
+                .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+            {
+                if let Ok(name) = std::str::from_utf8(bytes) {
+                    return name.to_string();
+                }
+            }
+        }
+    }
     let text = loc.to_string();
     // loc("name"(...)) or loc("name")
     if let Some(rest) = text.strip_prefix("loc(\"") {
@@ -116,7 +136,7 @@ fn has_uses(v: &TValue) -> bool {
 fn stand_in(
     e: &Emitter,
     old_results: &[TValue],
-    map: &mut HashMap<usize, TValue>,
+    map: &mut FxHashMap<usize, TValue>,
 ) -> Result<(), CompileError> {
     for old in old_results {
         let v = e
@@ -212,7 +232,8 @@ fn lower_function<'c>(
     let new_func =
         append_function(ctx, out, &name, &args, &results, func.location()).map_err(internal)?;
 
-    let mut map: HashMap<usize, TValue> = HashMap::new();
+    let mut map: FxHashMap<usize, TValue> = FxHashMap::default();
+    let mut attr_cache = AttrCache::default();
     let key = |v: mlir_sys::MlirValue| v.ptr as usize;
     for i in 0..block.argument_count() {
         let a = block.argument(i).map_err(internal)?;
@@ -252,11 +273,14 @@ fn lower_function<'c>(
                 message: "input already contains StableHLO; run lower-aten-to-stablehlo on ATen-level modules".into(),
             });
         }
-        let aten = AtenOp::read(&op, &operands, node.clone()).map_err(|m| CompileError::Node {
-            node: node.clone(),
-            target: op_name.clone(),
-            message: m,
-        })?;
+        let aten =
+            AtenOp::read_with(&op, &operands, node.clone(), &mut attr_cache).map_err(|m| {
+                CompileError::Node {
+                    node: node.clone(),
+                    target: op_name.clone(),
+                    message: m,
+                }
+            })?;
         let old_results: Vec<TValue> = (0..op.result_count())
             .map(|i| {
                 let r = op.result(i).map_err(internal)?;

@@ -3,6 +3,9 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
+use melior::ir::attribute::AttributeLike;
 use melior::ir::operation::{OperationLike, OperationRef};
 use melior::ir::ValueLike;
 use tpuc_dialects::{aten, TValue, TensorType};
@@ -87,6 +90,14 @@ fn unescape(s: &str) -> String {
         .replace("\\\\", "\\")
 }
 
+/// Attribute values already read, by attribute handle: attributes are uniqued in the
+/// context, so a handle always reads to the same value, and the ops of a graph share
+/// most of theirs (operand name lists, flags, dimensions).
+#[derive(Default)]
+pub struct AttrCache {
+    values: FxHashMap<usize, AttrValue>,
+}
+
 /// One `aten.*` op prepared for lowering.
 pub struct AtenOp {
     /// `aten.add.Tensor`.
@@ -108,11 +119,26 @@ impl AtenOp {
         operands: &[TValue],
         node: String,
     ) -> Result<AtenOp, String> {
+        AtenOp::read_with(op, operands, node, &mut AttrCache::default())
+    }
+
+    /// [`AtenOp::read`], reading each distinct attribute once per `cache`.
+    pub fn read_with(
+        op: &OperationRef<'_, '_>,
+        operands: &[TValue],
+        node: String,
+        cache: &mut AttrCache,
+    ) -> Result<AtenOp, String> {
         let target = op.name().as_string_ref().as_str().unwrap_or("").to_string();
         let mut attrs = HashMap::new();
         for (name, attr) in op.attributes() {
             let key = name.as_string_ref().as_str().unwrap_or("").to_string();
-            attrs.insert(key, parse_attr(&attr.to_string()));
+            let value = cache
+                .values
+                .entry(attr.to_raw().ptr as usize)
+                .or_insert_with(|| parse_attr(&attr.to_string()))
+                .clone();
+            attrs.insert(key, value);
         }
         let names = match attrs.remove(aten::OPERAND_NAMES) {
             Some(AttrValue::Strs(v)) => v,
