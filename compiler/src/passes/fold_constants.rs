@@ -250,10 +250,25 @@ fn evaluable(ty: &TensorType) -> bool {
 
 /// Picks the same elements from `v` (a gather by flat index).
 fn pick(v: &Vals, at: &[usize]) -> Vals {
+    if len(v) == 1 {
+        return v.clone();
+    }
     match v {
         Vals::I(x) => Vals::I(at.iter().map(|&i| x[i]).collect()),
         Vals::F(x) => Vals::F(at.iter().map(|&i| x[i]).collect()),
         Vals::B(x) => Vals::B(at.iter().map(|&i| x[i]).collect()),
+    }
+}
+
+/// `v` with `n` elements: a splat (one element standing for all) repeated.
+fn expand(v: &Vals, n: usize) -> Vals {
+    if len(v) != 1 || n == 1 {
+        return v.clone();
+    }
+    match v {
+        Vals::I(x) => Vals::I(vec![x[0]; n]),
+        Vals::F(x) => Vals::F(vec![x[0]; n]),
+        Vals::B(x) => Vals::B(vec![x[0]; n]),
     }
 }
 
@@ -350,7 +365,9 @@ fn read_constant(op: MlirOperation, ty: &TensorType) -> Option<Lit> {
             return None;
         }
         let splat = mlir_sys::mlirDenseElementsAttrIsSplat(attr);
-        let at = |i: usize| if splat { 0 } else { i as isize };
+        // A splat is kept as one element standing for all of them.
+        let n = if splat { n.min(1) } else { n };
+        let at = |i: usize| i as isize;
         let v = match ty.dtype {
             DType::Bool => Vals::B(
                 (0..n)
@@ -448,6 +465,16 @@ fn eval(op: MlirOperation, known: &HashMap<usize, Lit>) -> Option<Vec<Lit>> {
     }
     let ty = tys.first()?.clone();
     let one = |v: Vals| Some(vec![Lit { ty: ty.clone(), v }]);
+    let n = elements(&ty.shape);
+    let splats = args.iter().all(|a| len(&a.v) == 1);
+    if splats
+        && !args.is_empty()
+        && ["broadcast_in_dim", "reshape", "transpose", "slice"].contains(&name)
+    {
+        return one(args[0].v.clone());
+    }
+    // Elementwise ops: on splats once, otherwise on full vectors.
+    let full = |a: &Lit| if splats { a.v.clone() } else { expand(&a.v, n) };
     match name {
         "constant" => Some(vec![read_constant(op, &ty)?]),
         "iota" => {
@@ -562,7 +589,11 @@ fn eval(op: MlirOperation, known: &HashMap<usize, Lit>) -> Option<Vec<Lit>> {
                     (_, Some(o)) => o == Less,
                 }
             };
-            let v = match (&args[0].v, &args[1].v) {
+            let (a, b) = (full(args[0]), full(args[1]));
+            if len(&a) != len(&b) {
+                return None;
+            }
+            let v = match (&a, &b) {
                 (Vals::I(a), Vals::I(b)) => a
                     .iter()
                     .zip(b)
@@ -583,6 +614,14 @@ fn eval(op: MlirOperation, known: &HashMap<usize, Lit>) -> Option<Vec<Lit>> {
             one(Vals::B(v))
         }
         "select" => {
+            if splats {
+                let Vals::B(p) = &args[0].v else { return None };
+                return one(if p[0] {
+                    args[1].v.clone()
+                } else {
+                    args[2].v.clone()
+                });
+            }
             let Vals::B(p) = &args[0].v else { return None };
             let n = elements(&ty.shape);
             let at_t: Vec<usize> = (0..n).collect();
@@ -595,7 +634,7 @@ fn eval(op: MlirOperation, known: &HashMap<usize, Lit>) -> Option<Vec<Lit>> {
             one(concat_vals(out)?)
         }
         "add" | "subtract" | "multiply" | "divide" | "maximum" | "minimum" | "and" | "or"
-        | "xor" => one(binary(name, &args[0].v, &args[1].v, ty.dtype)?),
+        | "xor" => one(binary(name, &full(args[0]), &full(args[1]), ty.dtype)?),
         "negate" | "abs" | "not" => one(unary(name, &args[0].v, ty.dtype)?),
         "reduce_window" => reduce_window_sum(op, &args, &ty).map(|l| vec![l]),
         "gather" => gather(op, &args, &ty).map(|l| vec![l]),
@@ -652,6 +691,10 @@ fn convert(v: &Vals, to: DType) -> Option<Vals> {
 }
 
 fn binary(name: &str, a: &Vals, b: &Vals, dtype: DType) -> Option<Vals> {
+    // Operands come expanded to one length; a mismatch would silently truncate.
+    if len(a) != len(b) {
+        return None;
+    }
     Some(match (a, b) {
         (Vals::I(x), Vals::I(y)) => {
             let f = |p: i128, q: i128| -> Option<i128> {
@@ -771,7 +814,7 @@ fn reduce_window_sum(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Optio
         }
         acc
     };
-    let v = match (&x.v, &args[1].v) {
+    let v = match (&expand(&x.v, elements(&x.ty.shape)), &args[1].v) {
         (Vals::I(vals), Vals::I(init)) => Vals::I(
             (0..n)
                 .map(|i| wrap(sum_i(vals, init[0], i), ty.dtype))
@@ -804,7 +847,8 @@ fn padding(op: MlirOperation, rank: usize) -> Option<Vec<i64>> {
 /// `stablehlo.gather` without batching dimensions, by the spec's index mapping.
 fn gather(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Option<Lit> {
     let (operand, indices) = (args[0], args[1]);
-    let Vals::I(idx_vals) = &indices.v else {
+    let operand_v = expand(&operand.v, elements(&operand.ty.shape));
+    let Vals::I(idx_vals) = expand(&indices.v, elements(&indices.ty.shape)) else {
         return None;
     };
     let dn = ir::attribute_text(op, "dimension_numbers")?;
@@ -859,6 +903,6 @@ fn gather(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Option<Lit> {
     }
     Some(Lit {
         ty: ty.clone(),
-        v: pick(&operand.v, &at),
+        v: pick(&operand_v, &at),
     })
 }
