@@ -5,8 +5,8 @@
 //! [`crate::verify`], so what we build and what we accept agree.
 
 use melior::ir::attribute::{Attribute, AttributeLike};
-use melior::ir::r#type::TypeLike;
 use melior::ir::block::BlockLike;
+use melior::ir::r#type::TypeLike;
 use melior::ir::{Block, Location, Region, RegionLike, Value, ValueLike};
 use melior::Context;
 use mlir_sys::{MlirBlock, MlirType, MlirValue};
@@ -291,7 +291,6 @@ impl<'c> Emitter<'c> {
             caches: self.caches.clone(),
         }
     }
-
 
     /// Appends a generic operation and wraps its results.
     pub fn op(
