@@ -22,9 +22,17 @@ impl Pass for StablehloDce {
         "remove side-effect-free StableHLO ops whose results are unused"
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
-        for body in ir::function_bodies(&module) {
-            for &op in body.iter().rev() {
-                if ir::is_pure(op) && !ir::results(op).into_iter().any(ir::has_uses) {
+        for block in ir::function_blocks(&module) {
+            // Purity depends on the name only: the side-effect-free ops are listed in
+            // the walk, and visited from the end.
+            let mut pure = Vec::new();
+            ir::for_each_op(block, |op| {
+                if ir::is_pure(op) {
+                    pure.push(op);
+                }
+            });
+            for &op in pure.iter().rev() {
+                if !(0..ir::num_results(op)).any(|i| ir::has_uses(ir::result(op, i))) {
                     ir::erase(op);
                 }
             }

@@ -174,6 +174,13 @@ pub fn for_each_op(block: MlirBlock, mut f: impl FnMut(MlirOperation)) {
     }
 }
 
+/// [`for_each_op`] on a block that may be absent (a function without a body).
+pub fn for_each_op_of(block: Option<MlirBlock>, f: impl FnMut(MlirOperation)) {
+    if let Some(b) = block {
+        for_each_op(b, f);
+    }
+}
+
 /// The op that defines `v`, unless `v` is a block argument.
 pub fn defining_op(v: MlirValue) -> Option<MlirOperation> {
     // SAFETY: `v` belongs to the module being transformed.
@@ -279,10 +286,11 @@ pub fn attribute_text(op: MlirOperation, name: &str) -> Option<String> {
     Some(unsafe { melior::ir::Attribute::from_raw(a) }.to_string())
 }
 
-/// The `(sym_name, entry block ops)` of every function of `module`, in order.
-pub fn functions(module: &Module<'_>) -> Vec<(String, Vec<MlirOperation>)> {
+/// The `(sym_name, entry block)` of every function of `module`, in order (`None` for a
+/// function whose region has no block).
+pub fn named_function_blocks(module: &Module<'_>) -> Vec<(String, Option<MlirBlock>)> {
     let mut out = Vec::new();
-    // SAFETY: walks the module's own blocks; nothing is modified while walking.
+    // SAFETY: walks the module's own top-level ops; nothing is modified while walking.
     unsafe {
         let mut func = mlir_sys::mlirBlockGetFirstOperation(module.body().to_raw());
         while !func.ptr.is_null() {
@@ -293,12 +301,7 @@ pub fn functions(module: &Module<'_>) -> Vec<(String, Vec<MlirOperation>)> {
                     .unwrap_or_default();
                 let region = mlir_sys::mlirOperationGetRegion(func, 0);
                 let block = mlir_sys::mlirRegionGetFirstBlock(region);
-                let ops = if block.ptr.is_null() {
-                    Vec::new()
-                } else {
-                    block_ops(block)
-                };
-                out.push((name, ops));
+                out.push((name, (!block.ptr.is_null()).then_some(block)));
             }
             func = mlir_sys::mlirOperationGetNextInBlock(func);
         }

@@ -58,23 +58,31 @@ impl Pass for OutlineComposites {
         "wrap softmax, layer/RMS norm, GELU (tanh) and SiLU subgraphs in stablehlo.composite ops"
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
-        let funcs = ir::functions(&module);
-        // Decompositions already in the module are not matched again.
-        let decompositions: HashSet<String> = funcs
-            .iter()
-            .flat_map(|(_, body)| body.iter())
-            .filter(|op| ir::op_name(**op) == "stablehlo.composite")
-            .filter_map(|op| ir::symbol_ref(*op, "decomposition"))
-            .collect();
+        let funcs = ir::named_function_blocks(&module);
+        // One walk per function: the op names it holds, and the decompositions its
+        // composites name (decompositions already in the module are not matched again).
+        let mut decompositions: HashSet<String> = HashSet::new();
+        let mut present: Vec<HashSet<&str>> = Vec::with_capacity(funcs.len());
+        for (_, block) in &funcs {
+            let mut names = HashSet::new();
+            ir::for_each_op_of(*block, |op| {
+                let name = ir::op_name(op);
+                if name == "stablehlo.composite" {
+                    decompositions.extend(ir::symbol_ref(op, "decomposition"));
+                }
+                names.insert(name);
+            });
+            present.push(names);
+        }
         let mut names = Symbols {
             taken: funcs.iter().map(|(n, _)| n.clone()).collect(),
             next: HashMap::new(),
         };
-        for (fname, body) in &funcs {
+        for ((fname, block), present) in funcs.iter().zip(&present) {
+            let Some(block) = block else { continue };
             if decompositions.contains(fname) {
                 continue;
             }
-            let present: HashSet<&str> = body.iter().map(|op| ir::op_name(*op)).collect();
             let matchers: Vec<Matcher> = MATCHERS
                 .iter()
                 .filter(|(needs, _)| present.contains(needs))
@@ -83,6 +91,7 @@ impl Pass for OutlineComposites {
             if matchers.is_empty() {
                 continue;
             }
+            let body = ir::block_ops(*block);
             let mut erased: HashSet<usize> = HashSet::new();
             let mut created = Vec::new();
             for &op in body.iter().rev() {
