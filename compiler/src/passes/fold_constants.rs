@@ -26,11 +26,10 @@
 //! constant. Values the rest of the program no longer reads are left for
 //! `stablehlo-dce`.
 
-use std::collections::HashMap;
-
 use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
+use rustc_hash::FxHashMap;
 use tpuc_dialects::stablehlo::attr_list_field;
 use tpuc_dialects::TensorType;
 use tpuc_runtime::DType;
@@ -76,15 +75,42 @@ fn key(v: MlirValue) -> usize {
 }
 
 fn fold_body(body: &[MlirOperation]) {
-    let mut known: HashMap<usize, Lit> = HashMap::new();
+    let mut known: FxHashMap<usize, Lit> = FxHashMap::default();
+    // Constants and broadcasts of them are evaluated only when an op that reads them is
+    // (most feed run-time ops and never need to be).
+    let mut lazy: FxHashMap<usize, MlirOperation> = FxHashMap::default();
     for &op in body {
-        if let Some(lits) = eval(op, &known) {
-            for (r, l) in ir::results(op).into_iter().zip(lits) {
-                known.insert(key(r), l);
-            }
+        let operands = operand_keys(op);
+        if !operands
+            .iter()
+            .all(|k| known.contains_key(k) || lazy.contains_key(k))
+        {
+            continue;
         }
+        let name = ir::op_name(op);
+        if name == "stablehlo.constant"
+            || (name == "stablehlo.broadcast_in_dim"
+                && operands.iter().all(|k| lazy.contains_key(k)))
+        {
+            for r in ir::results(op) {
+                lazy.insert(key(r), op);
+            }
+            continue;
+        }
+        for k in &operands {
+            force(*k, &mut known, &mut lazy);
+        }
+        evaluate_into(op, &mut known);
     }
     for &op in body {
+        // SAFETY: `op` is a live operation of the function being rewritten.
+        let first = unsafe {
+            (mlir_sys::mlirOperationGetNumResults(op) > 0)
+                .then(|| mlir_sys::mlirOperationGetResult(op, 0))
+        };
+        if !first.is_some_and(|r| known.contains_key(&key(r))) {
+            continue;
+        }
         let name = ir::op_name(op);
         if name == "stablehlo.constant" || is_broadcast_of_constant(op) {
             continue;
@@ -178,6 +204,37 @@ fn create_before(
         mlir_sys::mlirBlockInsertOwnedOperationBefore(block, anchor, op);
         Some(mlir_sys::mlirOperationGetResult(op, 0))
     }
+}
+
+fn operand_keys(op: MlirOperation) -> Vec<usize> {
+    // SAFETY: `op` is a live operation; operand indices are in range.
+    unsafe {
+        (0..mlir_sys::mlirOperationGetNumOperands(op))
+            .map(|i| key(mlir_sys::mlirOperationGetOperand(op, i)))
+            .collect()
+    }
+}
+
+fn evaluate_into(op: MlirOperation, known: &mut FxHashMap<usize, Lit>) {
+    if let Some(lits) = eval(op, known) {
+        for (r, l) in ir::results(op).into_iter().zip(lits) {
+            known.insert(key(r), l);
+        }
+    }
+}
+
+/// Evaluates the lazily kept constant behind `k`, and what it reads, if not done yet.
+fn force(k: usize, known: &mut FxHashMap<usize, Lit>, lazy: &mut FxHashMap<usize, MlirOperation>) {
+    if known.contains_key(&k) {
+        return;
+    }
+    let Some(op) = lazy.remove(&k) else {
+        return;
+    };
+    for o in operand_keys(op) {
+        force(o, known, lazy);
+    }
+    evaluate_into(op, known);
 }
 
 fn is_broadcast_of_constant(op: MlirOperation) -> bool {
@@ -444,14 +501,19 @@ const EVALUATED: &[&str] = &[
     "gather",
 ];
 
-fn eval(op: MlirOperation, known: &HashMap<usize, Lit>) -> Option<Vec<Lit>> {
+fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
+    // Cheap tests first: most ops of a program read an argument somewhere.
+    // SAFETY: `op` is a live operation; operand indices are in range.
+    let args: Vec<&Lit> = unsafe {
+        let n = mlir_sys::mlirOperationGetNumOperands(op);
+        let mut args = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            args.push(known.get(&key(mlir_sys::mlirOperationGetOperand(op, i)))?);
+        }
+        args
+    };
     let name = ir::op_name(op);
     let name = name.strip_prefix("stablehlo.")?;
-    // Cheap tests first: most ops of a program read an argument somewhere.
-    let args: Vec<&Lit> = ir::operands(op)
-        .iter()
-        .map(|v| known.get(&key(*v)))
-        .collect::<Option<_>>()?;
     if !EVALUATED.contains(&name) {
         return None;
     }
