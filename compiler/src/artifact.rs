@@ -279,8 +279,20 @@ pub fn write(
     let result = (|| {
         let program_path = tmp.join(PROGRAM_FILE);
         std::fs::write(&program_path, program).map_err(io_err(&program_path))?;
-        let (weights_sha, zero_filled) =
-            write_safetensors(model, &weights, &tmp.join(WEIGHTS_FILE), options)?;
+        // The source and program hashes are computed on a second thread while the
+        // weights stream (each is a full pass over up to gigabytes).
+        let (written, source_sha, program_sha) = std::thread::scope(|s| {
+            let source = s.spawn(|| sha256_file(&model.source));
+            let program_sha = s.spawn(|| hex(&Sha256::digest(program.as_bytes())));
+            let written = write_safetensors(model, &weights, &tmp.join(WEIGHTS_FILE), options);
+            let source = source.join().unwrap_or_else(|_| {
+                Err(CompileError::Internal("hashing the source panicked".into()))
+            });
+            let program_sha = program_sha.join().unwrap_or_default();
+            (written, source, program_sha)
+        });
+        let (weights_sha, zero_filled) = written?;
+        let source_sha = source_sha?;
         let manifest = Manifest {
             format_version: FORMAT_VERSION,
             tpuc_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -293,11 +305,11 @@ pub fn write(
                     .file_name()
                     .map(|s| s.to_string_lossy().to_string())
                     .unwrap_or_default(),
-                sha256: sha256_file(&model.source)?,
+                sha256: source_sha,
             },
             program: FileRef {
                 file: PROGRAM_FILE.into(),
-                sha256: hex(&Sha256::digest(program.as_bytes())),
+                sha256: program_sha,
             },
             weights: FileRef {
                 file: WEIGHTS_FILE.into(),

@@ -152,6 +152,29 @@ impl Archive {
         self.entries.contains_key(&self.full_name(entry))
     }
 
+    /// Tells the kernel that the mapped pages of `entry` are not needed for now: they
+    /// stay in the page cache and are read back if touched again, but no longer count
+    /// in this process's resident memory. Streaming gigabytes of weights then keeps
+    /// the resident set at about one weight instead of the whole archive.
+    pub fn release(&self, entry: &str) {
+        let Some(loc) = self.entries.get(&self.full_name(entry)) else {
+            return;
+        };
+        #[cfg(unix)]
+        if let Bytes::Mapped(m) = &*self.map {
+            // SAFETY: the mapping is a read-only private mapping of a file that tpuc
+            // never writes through: discarded pages hold no changes and are read back
+            // from the file, unchanged, on the next access.
+            let _ = unsafe {
+                m.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    loc.data_start as usize,
+                    loc.size as usize,
+                )
+            };
+        }
+    }
+
     /// Size in bytes of an entry's uncompressed data.
     pub fn entry_size(&self, entry: &str) -> Option<u64> {
         self.entries.get(&self.full_name(entry)).map(|e| e.size)

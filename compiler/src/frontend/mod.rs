@@ -82,6 +82,8 @@ impl ExportedModel {
             sink,
         )
         .map_err(StreamError::Write)?;
+        drop(bytes);
+        archive.release(&st.entry);
         Ok(true)
     }
 }
