@@ -204,11 +204,16 @@ fn outline(module: &Module<'_>, found: &Found, names: &mut Symbols) -> Option<Ou
     };
     let inputs: HashSet<usize> = found.inputs.iter().map(|v| key(*v)).collect();
     // The pattern's ops and the constant-like ops they read, by handle.
-    let mut members: Vec<MlirOperation> = found.ops.clone();
-    if !members.iter().any(|o| o.ptr == found.root.ptr) {
-        members.push(found.root);
+    // Each op once: a matcher may list an op (the root, say) more than once, and
+    // erasing it twice below would free it twice (valgrind showed it on wav2vec2; the
+    // bench saw "double free or corruption").
+    let mut set: HashSet<usize> = HashSet::new();
+    let mut members: Vec<MlirOperation> = Vec::new();
+    for &op in found.ops.iter().chain(std::iter::once(&found.root)) {
+        if set.insert(op.ptr as usize) {
+            members.push(op);
+        }
     }
-    let mut set: HashSet<usize> = members.iter().map(|o| o.ptr as usize).collect();
     let mut i = 0;
     while i < members.len() {
         let op = members[i];
