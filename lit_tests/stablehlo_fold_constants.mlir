@@ -98,3 +98,16 @@
   %xm = "stablehlo.multiply"(%x, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   "func.return"(%hh, %e, %s, %mx, %d, %xm) : (tensor<2xf16>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xi32>, tensor<2xf32>) -> ()
 }) : () -> ()
+
+// Malformed ops (attributes that do not fit the shapes) are left alone, never a crash:
+// the verifier reports them later.
+// CHECK-LABEL: sym_name = "malformed"
+// CHECK: "stablehlo.slice"
+// CHECK: "stablehlo.broadcast_in_dim"
+// CHECK: "func.return"
+"func.func"() <{function_type = () -> (tensor<2xi64>, tensor<2x2xi64>), sym_name = "malformed"}> ({
+  %i = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4xi64>
+  %s = "stablehlo.slice"(%i) {limit_indices = array<i64: 9>, start_indices = array<i64: 7>, strides = array<i64: 1>} : (tensor<4xi64>) -> tensor<2xi64>
+  %b = "stablehlo.broadcast_in_dim"(%i) {broadcast_dimensions = array<i64: 5>} : (tensor<4xi64>) -> tensor<2x2xi64>
+  "func.return"(%s, %b) : (tensor<2xi64>, tensor<2x2xi64>) -> ()
+}) : () -> ()

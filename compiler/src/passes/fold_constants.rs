@@ -306,15 +306,27 @@ fn evaluable(ty: &TensorType) -> bool {
 }
 
 /// Picks the same elements from `v` (a gather by flat index).
-fn pick(v: &Vals, at: &[usize]) -> Vals {
+fn pick(v: &Vals, at: &[usize]) -> Option<Vals> {
     if len(v) == 1 {
-        return v.clone();
+        return Some(v.clone());
     }
-    match v {
-        Vals::I(x) => Vals::I(at.iter().map(|&i| x[i]).collect()),
-        Vals::F(x) => Vals::F(at.iter().map(|&i| x[i]).collect()),
-        Vals::B(x) => Vals::B(at.iter().map(|&i| x[i]).collect()),
-    }
+    Some(match v {
+        Vals::I(x) => Vals::I(
+            at.iter()
+                .map(|&i| x.get(i).copied())
+                .collect::<Option<_>>()?,
+        ),
+        Vals::F(x) => Vals::F(
+            at.iter()
+                .map(|&i| x.get(i).copied())
+                .collect::<Option<_>>()?,
+        ),
+        Vals::B(x) => Vals::B(
+            at.iter()
+                .map(|&i| x.get(i).copied())
+                .collect::<Option<_>>()?,
+        ),
+    })
 }
 
 /// `v` with `n` elements: a splat (one element standing for all) repeated.
@@ -541,6 +553,9 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
         "constant" => Some(vec![read_constant(op, &ty)?]),
         "iota" => {
             let dim = int_attr(op, "iota_dimension")? as usize;
+            if dim >= ty.rank() {
+                return None;
+            }
             let n = elements(&ty.shape);
             let idx: Vec<i128> = (0..n)
                 .map(|i| unflatten(i, &ty.shape)[dim] as i128)
@@ -554,6 +569,9 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
         "broadcast_in_dim" => {
             let dims = ir::i64_array(op, "broadcast_dimensions")?;
             let x = args[0];
+            if dims.len() != x.ty.rank() || dims.iter().any(|&d| d < 0 || d as usize >= ty.rank()) {
+                return None;
+            }
             let st = strides(&x.ty.shape);
             let at: Vec<usize> = (0..elements(&ty.shape))
                 .map(|i| {
@@ -572,12 +590,17 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
                     flatten(&src, &st)
                 })
                 .collect();
-            one(pick(&x.v, &at))
+            one(pick(&x.v, &at)?)
         }
         "reshape" => one(args[0].v.clone()),
         "transpose" => {
             let perm = ir::i64_array(op, "permutation")?;
             let x = args[0];
+            let r = ty.rank();
+            if x.ty.rank() != r || perm.len() != r || perm.iter().any(|&p| p < 0 || p as usize >= r)
+            {
+                return None;
+            }
             let st = strides(&x.ty.shape);
             let at: Vec<usize> = (0..elements(&ty.shape))
                 .map(|i| {
@@ -589,12 +612,16 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
                     flatten(&src, &st)
                 })
                 .collect();
-            one(pick(&x.v, &at))
+            one(pick(&x.v, &at)?)
         }
         "slice" => {
             let start = ir::i64_array(op, "start_indices")?;
             let step = ir::i64_array(op, "strides")?;
             let x = args[0];
+            let r = ty.rank();
+            if x.ty.rank() != r || start.len() != r || step.len() != r {
+                return None;
+            }
             let st = strides(&x.ty.shape);
             let at: Vec<usize> = (0..elements(&ty.shape))
                 .map(|i| {
@@ -605,10 +632,13 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
                     flatten(&src, &st)
                 })
                 .collect();
-            one(pick(&x.v, &at))
+            one(pick(&x.v, &at)?)
         }
         "concatenate" => {
             let dim = int_attr(op, "dimension")? as usize;
+            if dim >= ty.rank() || args.iter().any(|a| a.ty.rank() != ty.rank()) {
+                return None;
+            }
             let mut offsets = Vec::new();
             let mut total = 0i64;
             for a in &args {
@@ -624,7 +654,7 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
                 flat_at.push((k, flatten(&idx, &strides(&args[k].ty.shape))));
             }
             for (k, i) in flat_at {
-                out.push(pick(&args[k].v, &[i]));
+                out.push(pick(&args[k].v, &[i])?);
             }
             one(concat_vals(out)?)
         }
@@ -692,6 +722,8 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
             let out: Vec<Vals> = at_t
                 .iter()
                 .map(|&i| pick(if choose(i) { t } else { f }, &[i]))
+                .collect::<Option<Vec<_>>>()?
+                .into_iter()
                 .collect();
             one(concat_vals(out)?)
         }
@@ -854,6 +886,9 @@ fn reduce_window_sum(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Optio
     let r = x.ty.rank();
     let dims = ir::i64_array(op, "window_dimensions")?;
     let strd = ir::i64_array(op, "window_strides").unwrap_or_else(|| vec![1; r]);
+    if dims.len() != r || strd.len() != r || ty.rank() != r {
+        return None;
+    }
     let ones = vec![1; r];
     if ir::i64_array(op, "base_dilations").is_some_and(|d| d != ones)
         || ir::i64_array(op, "window_dilations").is_some_and(|d| d != ones)
@@ -939,7 +974,20 @@ fn gather(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Option<Lit> {
     let window_dims: Vec<usize> = (0..or)
         .filter(|d| !collapsed.contains(&(*d as i64)))
         .collect();
-    if window_dims.len() != offset_dims.len() {
+    let well_formed = window_dims.len() == offset_dims.len()
+        && slice_sizes.len() == or
+        && slice_sizes
+            .iter()
+            .zip(&operand.ty.shape)
+            .all(|(&s, &n)| (0..=n).contains(&s))
+        && offset_dims
+            .iter()
+            .all(|&d| d >= 0 && (d as usize) < ty.rank())
+        && start_map.iter().all(|&d| d >= 0 && (d as usize) < or)
+        && ivd >= 0
+        && (ivd as usize) <= ishape.len()
+        && batch_dims.len() + usize::from((ivd as usize) < ishape.len()) == ishape.len();
+    if !well_formed {
         return None;
     }
     let mut at = Vec::with_capacity(elements(&ty.shape));
@@ -953,7 +1001,7 @@ fn gather(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Option<Lit> {
             if (ivd as usize) < ishape.len() {
                 ix.insert(ivd as usize, k as i64);
             }
-            let s = idx_vals[flatten(&ix, &ist)] as i64;
+            let s = *idx_vals.get(flatten(&ix, &ist))? as i64;
             let od = od as usize;
             start[od] = s.clamp(0, operand.ty.shape[od] - slice_sizes[od]);
         }
@@ -965,6 +1013,6 @@ fn gather(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Option<Lit> {
     }
     Some(Lit {
         ty: ty.clone(),
-        v: pick(&operand_v, &at),
+        v: pick(&operand_v, &at)?,
     })
 }
