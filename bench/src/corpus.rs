@@ -98,6 +98,21 @@ fn is_transformer(m: &Model) -> bool {
     !NON_TRANSFORMER.contains(&m.family.as_str())
 }
 
+/// `tpuc compile MODEL --timing -o OUT`, median of `compile_runs` runs: (wall seconds,
+/// stderr, stage times, peak memory in MiB).
+type Timed = (f64, String, Vec<(String, f64)>, Option<f64>);
+fn timed_compile(opts: &CorpusOptions, model: &Path, out: &Path) -> Result<Timed, BoxError> {
+    let args = [
+        model.to_str().unwrap_or_default(),
+        "--timing",
+        "-o",
+        out.to_str().unwrap_or_default(),
+    ];
+    let (wall_s, stderr) = tpuc_compile_median(opts.tpuc, &args, opts.compile_runs)?;
+    let (stages, peak) = parse_timing(&stderr);
+    Ok((wall_s, stderr, stages, peak))
+}
+
 /// Runs `tpuc compile` `runs` times; returns the run with the median wall time
 /// (seconds, stderr).
 fn tpuc_compile_median(tpuc: &Path, args: &[&str], runs: usize) -> Result<(f64, String), BoxError> {
@@ -320,17 +335,7 @@ fn scaling_rows(opts: &CorpusOptions) -> Result<Vec<ScalingRow>, BoxError> {
         }
         eprintln!("tpuc-bench: compile scaling, {n} nodes");
         let out = dir.join(format!("chain_{n}.tpuc"));
-        let (wall_s, stderr) = tpuc_compile_median(
-            opts.tpuc,
-            &[
-                model.to_str().unwrap_or_default(),
-                "--timing",
-                "-o",
-                out.to_str().unwrap_or_default(),
-            ],
-            opts.compile_runs,
-        )?;
-        let (stages, peak_mib) = parse_timing(&stderr);
+        let (wall_s, _, stages, peak_mib) = timed_compile(opts, &model, &out)?;
         rows.push(ScalingRow {
             what: format!("Linear+GELU chain, {n} nodes"),
             nodes: n,
@@ -360,17 +365,7 @@ fn scaling_rows(opts: &CorpusOptions) -> Result<Vec<ScalingRow>, BoxError> {
             }
         }
         let out = dir.join("weights.tpuc");
-        let (wall_s, stderr) = tpuc_compile_median(
-            opts.tpuc,
-            &[
-                model.to_str().unwrap_or_default(),
-                "--timing",
-                "-o",
-                out.to_str().unwrap_or_default(),
-            ],
-            opts.compile_runs,
-        )?;
-        let (stages, peak_mib) = parse_timing(&stderr);
+        let (wall_s, stderr, stages, peak_mib) = timed_compile(opts, &model, &out)?;
         let bytes = std::fs::metadata(out.join("weights.safetensors"))?.len();
         let nodes = stderr
             .split(" nodes")

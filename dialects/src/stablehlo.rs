@@ -20,6 +20,17 @@ use crate::DialectError;
 
 type Result<T> = std::result::Result<T, DialectError>;
 
+/// The attributes of a `stablehlo.reduce_window` over `p` (no base dilation).
+fn window_attrs(p: &WindowParams) -> [(&'static str, String); 5] {
+    [
+        ("window_dimensions", i64_array(&p.dims)),
+        ("window_strides", i64_array(&p.strides)),
+        ("base_dilations", i64_array(&vec![1; p.dims.len()])),
+        ("window_dilations", i64_array(&p.window_dilations)),
+        ("padding", padding_attr(&p.padding)),
+    ]
+}
+
 /// An SSA value with its tensor type.
 ///
 /// It keeps the raw MLIR handle so that values can be stored in maps across the
@@ -1023,17 +1034,10 @@ impl<'c> Emitter<'c> {
         let out = infer_reduce_window(&x.ty, p)?;
         let (init_v, init_i) = self.arg_extreme_init(x.dtype(), take_max)?;
         let region = self.arg_extreme_region(x.dtype(), take_max)?;
-        let ones = vec![1; x.rank()];
         let mut v = self.op_with_regions(
             "stablehlo.reduce_window",
             &[x, indices, &init_v, &init_i],
-            &[
-                ("window_dimensions", i64_array(&p.dims)),
-                ("window_strides", i64_array(&p.strides)),
-                ("base_dilations", i64_array(&ones)),
-                ("window_dilations", i64_array(&p.window_dilations)),
-                ("padding", padding_attr(&p.padding)),
-            ],
+            &window_attrs(p),
             &[out.clone(), out.with_dtype(DType::I64)],
             vec![region],
         )?;
@@ -1088,17 +1092,10 @@ impl<'c> Emitter<'c> {
             self.scalar(x.dtype(), init_x)?,
             self.scalar(y.dtype(), init_y)?,
         );
-        let ones = vec![1; x.rank()];
         let mut v = self.op_with_regions(
             "stablehlo.reduce_window",
             &[x, y, &ix, &iy],
-            &[
-                ("window_dimensions", i64_array(&p.dims)),
-                ("window_strides", i64_array(&p.strides)),
-                ("base_dilations", i64_array(&ones)),
-                ("window_dilations", i64_array(&p.window_dilations)),
-                ("padding", padding_attr(&p.padding)),
-            ],
+            &window_attrs(p),
             &[out.clone(), out.with_dtype(y.dtype())],
             vec![region],
         )?;
@@ -1120,17 +1117,10 @@ impl<'c> Emitter<'c> {
         let out = infer_reduce_window(&x.ty, p)?;
         let init = self.scalar(x.dtype(), init)?;
         let region = self.reducer_region(kind, x.dtype())?;
-        let ones = vec![1; x.rank()];
         let mut v = self.op_with_regions(
             "stablehlo.reduce_window",
             &[x, &init],
-            &[
-                ("window_dimensions", i64_array(&p.dims)),
-                ("window_strides", i64_array(&p.strides)),
-                ("base_dilations", i64_array(&ones)),
-                ("window_dilations", i64_array(&p.window_dilations)),
-                ("padding", padding_attr(&p.padding)),
-            ],
+            &window_attrs(p),
             &[out],
             vec![region],
         )?;

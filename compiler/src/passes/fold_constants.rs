@@ -405,28 +405,14 @@ fn ptrs(v: &[MlirValue]) -> Vec<usize> {
     v.iter().map(|x| key(*x)).collect()
 }
 
-fn attr(op: MlirOperation, name: &str) -> Option<mlir_sys::MlirAttribute> {
-    // SAFETY: `op` is a live operation; the name outlives the call.
-    let a = unsafe {
-        mlir_sys::mlirOperationGetAttributeByName(
-            op,
-            mlir_sys::MlirStringRef {
-                data: name.as_ptr() as *const _,
-                length: name.len(),
-            },
-        )
-    };
-    (!a.ptr.is_null()).then_some(a)
-}
-
 fn int_attr(op: MlirOperation, name: &str) -> Option<i64> {
-    let a = attr(op, name)?;
+    let a = ir::attribute(op, name)?;
     // SAFETY: guarded by the integer attribute test.
     unsafe { mlir_sys::mlirAttributeIsAInteger(a).then(|| mlir_sys::mlirIntegerAttrGetValueInt(a)) }
 }
 
 fn read_constant(op: MlirOperation, ty: &TensorType) -> Option<Lit> {
-    let attr = attr(op, "value")?;
+    let attr = ir::attribute(op, "value")?;
     let n = elements(&ty.shape);
     // SAFETY: each accessor is guarded by the attribute and element type tests.
     unsafe {

@@ -214,7 +214,8 @@ fn string_ref(s: &str) -> mlir_sys::MlirStringRef {
     }
 }
 
-fn attribute(op: MlirOperation, name: &str) -> Option<mlir_sys::MlirAttribute> {
+/// Attribute `name` of `op`, if set.
+pub fn attribute(op: MlirOperation, name: &str) -> Option<mlir_sys::MlirAttribute> {
     // SAFETY: `op` is live; the string outlives the call.
     let a = unsafe { mlir_sys::mlirOperationGetAttributeByName(op, string_ref(name)) };
     (!a.ptr.is_null()).then_some(a)
