@@ -22,9 +22,10 @@
 // STDIN: "stablehlo.maximum"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-dce, stablehlo-cse, verify-stablehlo
+// UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-dce, stablehlo-cse, verify-stablehlo
 
-// LIST: lower-aten-to-stablehlo
+// LIST: aten-outline-composites
+// LIST-NEXT: lower-aten-to-stablehlo
 // LIST-NEXT: matmul-precision-default
 // LIST-NEXT: matmul-precision-high
 // LIST-NEXT: matmul-precision-highest

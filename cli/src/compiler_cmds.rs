@@ -27,8 +27,9 @@ pub struct CompileArgs {
     #[arg(long)]
     weights_as_inputs: bool,
     /// Optimization level: 0 (lowering only), 1 (StableHLO cleanup: dead code,
-    /// identical ops merged), 2 (also exact simplification and transposes folded
-    /// into matmuls; the default).
+    /// identical ops merged), 2 (also constants folded, exact simplification,
+    /// transposes folded into matmuls, and softmax, norms, GELU, SiLU and attention
+    /// as stablehlo.composite ops; the default).
     #[arg(short = 'O', default_value = "2", value_parser = ["0", "1", "2"])]
     opt_level: String,
     /// Print the module (with node locations) to stderr after these passes

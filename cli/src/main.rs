@@ -17,6 +17,12 @@ mod run_cmd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// mimalloc for the Rust side: reading an export and building the program are
+/// millions of small allocations (JSON trees, op views), about twice as fast as with
+/// the system allocator. MLIR's own allocations are unaffected.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]

@@ -477,6 +477,7 @@ fn optimization_levels_timing_and_ir_printing() {
     for stage in [
         "read",
         "import",
+        "aten-outline-composites",
         "lower-aten-to-stablehlo",
         "stablehlo-simplify",
         "stablehlo-fold-transpose",

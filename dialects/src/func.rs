@@ -16,6 +16,8 @@ use crate::DialectError;
 pub struct Function<'c> {
     pub emitter: Emitter<'c>,
     pub arguments: Vec<TValue>,
+    /// The `func.func` operation.
+    pub op: mlir_sys::MlirOperation,
 }
 
 /// Appends `func.func @name(args) -> results` with an empty entry block to `module`.
@@ -49,6 +51,7 @@ pub fn append_function<'c>(
         loc,
     );
     let op = module.body().append_operation(op);
+    let raw = op.to_raw();
     let block = op
         .region(0)
         .ok()
@@ -65,5 +68,6 @@ pub fn append_function<'c>(
     Ok(Function {
         emitter: Emitter::new(ctx, &block, loc),
         arguments,
+        op: raw,
     })
 }

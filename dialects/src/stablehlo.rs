@@ -369,6 +369,39 @@ impl<'c> Emitter<'c> {
         self.op_with_regions(name, operands, attrs, results, Vec::new())
     }
 
+    /// Appends a copy of `op` (from another function: name, attributes, regions and
+    /// location kept) that reads `operands` instead of its own, with result types
+    /// `results` (those of `op`).
+    pub fn append_copy(
+        &self,
+        op: mlir_sys::MlirOperation,
+        operands: &[&TValue],
+        results: &[TensorType],
+    ) -> Result<Vec<TValue>> {
+        // SAFETY: `op` is live and belongs to the emitter's context; the clone is a
+        // detached op with as many operands as `op`, handed to the block, which owns it.
+        unsafe {
+            if mlir_sys::mlirOperationGetNumOperands(op) != operands.len() as isize
+                || mlir_sys::mlirOperationGetNumResults(op) != results.len() as isize
+            {
+                return Err(DialectError::Build("copied operation".into()));
+            }
+            let c = mlir_sys::mlirOperationClone(op);
+            for (i, v) in operands.iter().enumerate() {
+                mlir_sys::mlirOperationSetOperand(c, i as isize, v.raw);
+            }
+            mlir_sys::mlirBlockAppendOwnedOperation(self.block, c);
+            Ok(results
+                .iter()
+                .enumerate()
+                .map(|(i, t)| TValue {
+                    raw: mlir_sys::mlirOperationGetResult(c, i as isize),
+                    ty: t.clone(),
+                })
+                .collect())
+        }
+    }
+
     fn op_with_regions(
         &self,
         name: &str,

@@ -395,10 +395,20 @@ fn parse_input_spec(v: &Value, index: usize) -> Result<InputSpec> {
 
 /// Parses `model.json`. `file` names the source in error messages.
 pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
-    let root = tree::parse(bytes).map_err(|e| FrontendError::InvalidJson {
+    let invalid = |e: serde_json::Error| FrontendError::InvalidJson {
         file: file.to_string(),
         message: e.to_string(),
-    })?;
+    };
+    // The node list and the tensor table are most of the file: each of their items is
+    // built when it is read, and dropped after (see `tree::parse_with_lazy_items`).
+    let root = tree::parse_with_lazy_items(
+        bytes,
+        &[
+            &["graph_module", "graph", "nodes"],
+            &["graph_module", "graph", "tensor_values"],
+        ],
+    )
+    .map_err(invalid)?;
     let version = root.get("schema_version").ok_or_else(|| {
         malformed(format!(
             "`{file}` has no schema_version: not an ExportedProgram"
@@ -421,13 +431,14 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
     let mut tensors = BTreeMap::new();
     if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
         for (name, meta) in tv {
-            tensors.insert(name.to_string(), tensor_meta(name, meta)?);
+            let meta = tree::expand(meta).map_err(invalid)?;
+            tensors.insert(name.to_string(), tensor_meta(name, &meta)?);
         }
     }
     let nodes = as_array(get(graph, "nodes", file)?, file)?
         .iter()
         .enumerate()
-        .map(|(i, n)| parse_node(n, i))
+        .map(|(i, n)| parse_node(&*tree::expand(n).map_err(invalid)?, i))
         .collect::<Result<Vec<_>>>()?;
     let inputs = as_array(get(signature, "input_specs", file)?, file)?
         .iter()

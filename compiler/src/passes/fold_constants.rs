@@ -169,41 +169,14 @@ fn create_before(
     ty: &TensorType,
     value: Option<&str>,
 ) -> Option<MlirValue> {
-    let sref = |s: &str| mlir_sys::MlirStringRef {
-        data: s.as_ptr() as *const _,
-        length: s.len(),
+    let ctx = ir::context(anchor);
+    let t = ir::parse_type(ctx, &ty.mlir())?;
+    let attrs = match value {
+        Some(v) => vec![("value", ir::parse_attribute(ctx, v)?)],
+        None => vec![],
     };
-    let type_text = ty.mlir();
-    // SAFETY: every handle comes from the live module `anchor` belongs to; strings
-    // outlive the calls that read them; null parses are checked.
-    unsafe {
-        let loc = mlir_sys::mlirOperationGetLocation(anchor);
-        let ctx = mlir_sys::mlirLocationGetContext(loc);
-        let t = mlir_sys::mlirTypeParseGet(ctx, sref(&type_text));
-        if t.ptr.is_null() {
-            return None;
-        }
-        let mut state = mlir_sys::mlirOperationStateGet(sref(name), loc);
-        mlir_sys::mlirOperationStateAddOperands(
-            &mut state,
-            operands.len() as isize,
-            operands.as_ptr(),
-        );
-        mlir_sys::mlirOperationStateAddResults(&mut state, 1, &t);
-        if let Some(v) = value {
-            let a = mlir_sys::mlirAttributeParseGet(ctx, sref(v));
-            if a.ptr.is_null() {
-                return None;
-            }
-            let id = mlir_sys::mlirIdentifierGet(ctx, sref("value"));
-            let named = mlir_sys::mlirNamedAttributeGet(id, a);
-            mlir_sys::mlirOperationStateAddAttributes(&mut state, 1, &named);
-        }
-        let op = mlir_sys::mlirOperationCreate(&mut state);
-        let block = mlir_sys::mlirOperationGetBlock(anchor);
-        mlir_sys::mlirBlockInsertOwnedOperationBefore(block, anchor, op);
-        Some(mlir_sys::mlirOperationGetResult(op, 0))
-    }
+    let op = ir::create_op_before(anchor, name, operands, &[t], &attrs);
+    Some(ir::result(op, 0))
 }
 
 fn operand_keys(op: MlirOperation) -> Vec<usize> {

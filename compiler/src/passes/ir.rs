@@ -160,10 +160,11 @@ pub fn function_blocks(module: &Module<'_>) -> Vec<MlirBlock> {
 
 /// Calls `f` on each op of `block` in order, in the same walk (no list of the ops is
 /// built, so each op is fetched from memory once). The next op is read before `f`
-/// runs, so `f` may erase the op it is given, but must not erase or insert others.
+/// runs, so `f` may erase the op it is given and insert ops before it, but must not
+/// erase others or insert after it.
 pub fn for_each_op(block: MlirBlock, mut f: impl FnMut(MlirOperation)) {
-    // SAFETY: `block` is live; `f` only erases the current op, whose successor was
-    // read before.
+    // SAFETY: `block` is live; `f` only erases the current op or inserts before it,
+    // and the current op's successor was read before.
     unsafe {
         let mut op = mlir_sys::mlirBlockGetFirstOperation(block);
         while !op.ptr.is_null() {
@@ -219,6 +220,31 @@ pub fn attribute(op: MlirOperation, name: &str) -> Option<mlir_sys::MlirAttribut
     // SAFETY: `op` is live; the string outlives the call.
     let a = unsafe { mlir_sys::mlirOperationGetAttributeByName(op, string_ref(name)) };
     (!a.ptr.is_null()).then_some(a)
+}
+
+/// Every attribute of `op`, in its dictionary's (sorted) order.
+pub fn named_attributes(op: MlirOperation) -> Vec<mlir_sys::MlirNamedAttribute> {
+    // SAFETY: `op` is live; positions are in range.
+    unsafe {
+        (0..mlir_sys::mlirOperationGetNumAttributes(op))
+            .map(|i| mlir_sys::mlirOperationGetAttribute(op, i))
+            .collect()
+    }
+}
+
+/// The dictionary attribute holding `entries`.
+pub fn dictionary_attribute(
+    ctx: mlir_sys::MlirContext,
+    entries: &[mlir_sys::MlirNamedAttribute],
+) -> mlir_sys::MlirAttribute {
+    // SAFETY: every entry belongs to `ctx`; the array outlives the call.
+    unsafe { mlir_sys::mlirDictionaryAttrGet(ctx, entries.len() as isize, entries.as_ptr()) }
+}
+
+/// The string attribute holding `s`.
+pub fn string_attribute(ctx: mlir_sys::MlirContext, s: &str) -> mlir_sys::MlirAttribute {
+    // SAFETY: the string outlives the call, which copies it into the context.
+    unsafe { mlir_sys::mlirStringAttrGet(ctx, string_ref(s)) }
 }
 
 /// The `array<i64: ...>` attribute `name` of `op`.
@@ -397,12 +423,14 @@ pub fn block_arguments(block: MlirBlock) -> Vec<MlirValue> {
     }
 }
 
-fn value_type(v: MlirValue) -> mlir_sys::MlirType {
+/// The type of `v`.
+pub fn value_type(v: MlirValue) -> mlir_sys::MlirType {
     // SAFETY: `v` belongs to the module being transformed.
     unsafe { mlir_sys::mlirValueGetType(v) }
 }
 
-fn parse_attribute(ctx: mlir_sys::MlirContext, text: &str) -> Option<mlir_sys::MlirAttribute> {
+/// The attribute written as `text`, or `None` when it does not parse.
+pub fn parse_attribute(ctx: mlir_sys::MlirContext, text: &str) -> Option<mlir_sys::MlirAttribute> {
     // SAFETY: the string outlives the call; a null result is a parse failure.
     let a = unsafe { mlir_sys::mlirAttributeParseGet(ctx, string_ref(text)) };
     (!a.ptr.is_null()).then_some(a)
@@ -504,15 +532,30 @@ pub fn insert_op_before(
     like: &[MlirValue],
     attributes: &[(&str, String)],
 ) -> Option<MlirOperation> {
+    let ctx = context(anchor);
+    let attrs = attributes
+        .iter()
+        .map(|(n, t)| Some((*n, parse_attribute(ctx, t)?)))
+        .collect::<Option<Vec<_>>>()?;
+    let types: Vec<mlir_sys::MlirType> = like.iter().map(|v| value_type(*v)).collect();
+    Some(create_op_before(anchor, name, operands, &types, &attrs))
+}
+
+/// Inserts the op `name(operands) : types` with `attributes` right before `anchor`
+/// (the one op builder of the in-place passes).
+pub fn create_op_before(
+    anchor: MlirOperation,
+    name: &str,
+    operands: &[MlirValue],
+    types: &[mlir_sys::MlirType],
+    attributes: &[(&str, mlir_sys::MlirAttribute)],
+) -> MlirOperation {
     let loc = location(anchor);
     // SAFETY: as in `append_private_function`; the new op goes into `anchor`'s block.
     unsafe {
         let ctx = mlir_sys::mlirLocationGetContext(loc);
-        let attrs = attributes
-            .iter()
-            .map(|(n, t)| Some(named(ctx, n, parse_attribute(ctx, t)?)))
-            .collect::<Option<Vec<_>>>()?;
-        let types: Vec<mlir_sys::MlirType> = like.iter().map(|v| value_type(*v)).collect();
+        let attrs: Vec<mlir_sys::MlirNamedAttribute> =
+            attributes.iter().map(|(n, a)| named(ctx, n, *a)).collect();
         let mut state = mlir_sys::mlirOperationStateGet(string_ref(name), loc);
         mlir_sys::mlirOperationStateAddOperands(
             &mut state,
@@ -523,8 +566,21 @@ pub fn insert_op_before(
         mlir_sys::mlirOperationStateAddAttributes(&mut state, attrs.len() as isize, attrs.as_ptr());
         let op = mlir_sys::mlirOperationCreate(&mut state);
         mlir_sys::mlirBlockInsertOwnedOperationBefore(parent_block(anchor), anchor, op);
-        Some(op)
+        op
     }
+}
+
+/// The context `op` lives in.
+pub fn context(op: MlirOperation) -> mlir_sys::MlirContext {
+    // SAFETY: `op` is live.
+    unsafe { mlir_sys::mlirOperationGetContext(op) }
+}
+
+/// The type written as `text`, or `None` when it does not parse.
+pub fn parse_type(ctx: mlir_sys::MlirContext, text: &str) -> Option<mlir_sys::MlirType> {
+    // SAFETY: the string outlives the call; a null result is a parse failure.
+    let t = unsafe { mlir_sys::mlirTypeParseGet(ctx, string_ref(text)) };
+    (!t.ptr.is_null()).then_some(t)
 }
 
 /// The op that holds `block`.

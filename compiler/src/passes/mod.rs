@@ -13,6 +13,7 @@ pub mod fold_transpose;
 mod ir;
 pub mod lower_aten_to_stablehlo;
 pub mod matmul_precision;
+pub mod outline_aten_composites;
 pub mod simplify;
 pub mod verify_stablehlo;
 
@@ -39,10 +40,11 @@ pub enum OptLevel {
     O0,
     /// Cleanup on StableHLO: dead code removed, identical ops merged.
     O1,
-    /// Everything tpuc does: also argument-free values folded into constants, exact
-    /// algebraic simplification, transposes
-    /// folded into dot_general, and well-known subgraphs (softmax, norms, GELU, SiLU)
-    /// outlined into `stablehlo.composite` ops.
+    /// Everything tpuc does: also GELU/SiLU/softmax/norm/SDPA nodes as
+    /// `stablehlo.composite` ops sharing their decompositions, argument-free values
+    /// folded into constants, exact algebraic simplification, transposes folded into
+    /// dot_general, and well-known subgraphs (softmax, norms, GELU, SiLU) outlined
+    /// into composites.
     #[default]
     O2,
 }
@@ -80,6 +82,7 @@ impl Pass for LowerAtenToStablehlo {
 /// Every registered pass.
 pub fn registry() -> Vec<Box<dyn Pass>> {
     vec![
+        Box::new(outline_aten_composites::OutlineAtenComposites),
         Box::new(LowerAtenToStablehlo::default()),
         Box::new(matmul_precision::SetMatmulPrecision(
             MatmulPrecision::Default,
@@ -105,9 +108,13 @@ pub fn pipeline_for(
     precision: MatmulPrecision,
     custom: &[lower_aten_to_stablehlo::CustomLowering],
 ) -> Vec<Box<dyn Pass>> {
-    let mut passes: Vec<Box<dyn Pass>> = vec![Box::new(LowerAtenToStablehlo {
+    let mut passes: Vec<Box<dyn Pass>> = Vec::new();
+    if level >= OptLevel::O2 {
+        passes.push(Box::new(outline_aten_composites::OutlineAtenComposites));
+    }
+    passes.push(Box::new(LowerAtenToStablehlo {
         custom: custom.to_vec(),
-    })];
+    }));
     if precision != MatmulPrecision::Highest {
         passes.push(Box::new(matmul_precision::SetMatmulPrecision(precision)));
     }

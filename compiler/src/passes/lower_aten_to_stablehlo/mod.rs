@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
+use melior::ir::attribute::AttributeLike;
 use melior::ir::block::BlockLike;
 use melior::ir::operation::{OperationLike, OperationRef};
 use melior::ir::{Location, Module, RegionLike, ValueLike};
@@ -231,6 +232,14 @@ fn lower_function<'c>(
         .collect::<Result<Vec<_>, _>>()?;
     let new_func =
         append_function(ctx, out, &name, &args, &results, func.location()).map_err(internal)?;
+    if let Ok(visibility) = func.attribute("sym_visibility") {
+        // Decompositions of composites are private, and stay so.
+        // SAFETY: the function was just appended; the attribute belongs to its context.
+        unsafe {
+            let name = mlir_sys::mlirStringRefCreateFromCString(c"sym_visibility".as_ptr());
+            mlir_sys::mlirOperationSetAttributeByName(new_func.op, name, visibility.to_raw());
+        }
+    }
 
     let mut map: FxHashMap<usize, TValue> = FxHashMap::default();
     let mut attr_cache = AttrCache::default();
@@ -265,6 +274,25 @@ fn lower_function<'c>(
             continue;
         }
         let node = location_name(loc);
+        if op_name == "stablehlo.composite" {
+            // From `aten-outline-composites`: its decomposition is lowered as a function
+            // of its own; the op itself only needs its operands mapped.
+            let refs: Vec<&TValue> = operands.iter().collect();
+            let types = (0..op.result_count())
+                .map(|i| {
+                    let r = op.result(i).map_err(internal)?;
+                    TensorType::from_mlir(r.r#type()).map_err(internal)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let copy = e
+                .append_copy(op.to_raw(), &refs, &types)
+                .map_err(internal)?;
+            for (i, new) in copy.into_iter().enumerate() {
+                let r = op.result(i).map_err(internal)?;
+                map.insert(key(r.to_raw()), new);
+            }
+            continue;
+        }
         if op_name.starts_with("stablehlo.") {
             // Already lowered (partial pipelines in lit tests): keep as is.
             return Err(CompileError::Node {
