@@ -26,6 +26,7 @@
 //! | RMS norm with weight | `odml.rms_norm` | `epsilon` | `x`, weight |
 //! | GELU, tanh form | `aten.gelu.default` | `approximate = "tanh"` | `x` |
 //! | SiLU | `aten.silu.default` | (none) | `x` |
+//! | scaled dot-product attention | `aten.scaled_dot_product_attention.default` | `scale : f64`, `is_causal`, `enable_gqa` (when true), `operand_names` | `query`, `key`, `value`, `attn_mask` if not causal |
 //!
 //! `odml.*` is the namespace of Google AI Edge (ai-edge-torch emits, LiteRT consumes
 //! `odml.rms_norm` with an `epsilon` attribute and `(input, scale)` operands). For ops
@@ -35,6 +36,7 @@
 //! `eps`/`epsilon` have the element type of the normalized values (`f32`, `f64`).
 
 mod activations;
+mod attention;
 mod norms;
 mod softmax;
 
@@ -55,7 +57,7 @@ impl Pass for OutlineComposites {
         "stablehlo-outline-composites"
     }
     fn description(&self) -> &'static str {
-        "wrap softmax, layer/RMS norm, GELU (tanh) and SiLU subgraphs in stablehlo.composite ops"
+        "wrap attention, softmax, layer/RMS norm, GELU (tanh) and SiLU subgraphs in stablehlo.composite ops"
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
         let funcs = ir::named_function_blocks(&module);
@@ -129,6 +131,7 @@ type Matcher = fn(MlirOperation) -> Option<Found>;
 /// (in the root's block, as `outline` requires): a function without that op cannot
 /// match the pattern, which is then not tried on its ops at all.
 const MATCHERS: &[(&str, Matcher)] = &[
+    ("stablehlo.composite", attention::sdpa),
     ("stablehlo.exponential", softmax::softmax),
     ("stablehlo.rsqrt", norms::layer_norm),
     ("stablehlo.rsqrt", norms::rms_norm),
@@ -140,11 +143,12 @@ fn key(v: MlirValue) -> usize {
     v.ptr as usize
 }
 
-/// A constant, or a broadcast of one: cloned into decompositions, never erased here.
+/// A constant, or a broadcast or convert of one (booleans are written as i8
+/// constants and a convert): cloned into decompositions, never erased here.
 fn is_constant_like(op: MlirOperation) -> bool {
     match ir::op_name(op) {
         "stablehlo.constant" => true,
-        "stablehlo.broadcast_in_dim" => ir::defining_op(ir::operands(op)[0])
+        "stablehlo.broadcast_in_dim" | "stablehlo.convert" => ir::defining_op(ir::operands(op)[0])
             .is_some_and(|c| ir::op_name(c) == "stablehlo.constant"),
         _ => false,
     }

@@ -1,0 +1,349 @@
+//! Scaled dot-product attention: `softmax(Q K^T * scale + mask) V`.
+//!
+//! The form matched is the one the lowerings give for attention written with 4-d (or
+//! higher) matmuls, as Hugging Face's eager attention and `aten.matmul` graphs are:
+//!
+//! - `S = dot_general(Q, K)` over the last dimension of both, every dimension before
+//!   the last two batched (or `K` given transposed, `dot_general(Q, transpose(K))`);
+//! - `S * c` or `S / c` for a splat `c` (the `scale` attribute: `c` or `1/c`), or `S`
+//!   itself (`scale = 1.0`);
+//! - an optional mask: `S + M` (an additive mask; an operand of the composite unless it
+//!   is a constant causal mask) or `select(C, -inf, S)` with a constant `C`;
+//! - the softmax composite of `aten-outline-composites` over the last dimension;
+//! - `dot_general(P, V)`, the root.
+//!
+//! **Causal flag.** A constant mask that is exactly PyTorch's `is_causal` mask (top
+//! left aligned: 0 where key position `j <= i`, and `-inf` or at most the dtype's
+//! lowest finite value above the diagonal, the value Hugging Face uses) becomes
+//! `is_causal = true` and no operand; the decomposition keeps the constant, so the
+//! program's numbers are unchanged.
+//!
+//! **Grouped-query attention.** When both `K` and `V` are Hugging Face's `repeat_kv` of
+//! fewer heads (`reshape(broadcast_in_dim(...))` repeating each head `n` times in
+//! place), the composite takes the unrepeated key and value with `enable_gqa = true`,
+//! PyTorch's own flag for that layout (what TorchTPU's `fold_gqa` produces): a backend
+//! with a fused kernel reads each key/value head once. The decomposition still holds
+//! the repeat (XLA materializes it, as before).
+//!
+//! Not matched (left as they are): Core ATen's 3-d `bmm` form with its reshapes and
+//! pre-scaled operands, boolean masks that are not constant, softmax that is not a
+//! composite (at `-O1` and below), dtype-changing forms, and any intermediate read
+//! outside the pattern.
+
+use mlir_sys::{MlirOperation, MlirValue};
+use tpuc_dialects::stablehlo::attr_list_field;
+use tpuc_runtime::DType;
+
+use super::{binary, def, either, float_attr, ir, is, result, same, ty, Found};
+
+pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
+    let (p, v_in) = binary(root, "stablehlo.dot_general")?;
+    let out_t = ty(result(root))?;
+    let p_t = ty(p)?;
+    let r = p_t.shape.len();
+    if r < 3 || !matches!(p_t.dtype, DType::F32 | DType::F64) {
+        return None;
+    }
+    let batch: Vec<i64> = (0..r as i64 - 2).collect();
+    if !dot_dims(root, &batch, r as i64 - 1, r as i64 - 2) {
+        return None;
+    }
+    let mut ops = vec![root];
+
+    // The softmax over the last dimension.
+    let soft = def(p, "stablehlo.composite")?;
+    if !is_last_dim_softmax(soft, r, p_t.dtype) {
+        return None;
+    }
+    ops.push(soft);
+    let x = ir::operands(soft)[0];
+    if ty(x).as_ref() != Some(&p_t) {
+        return None;
+    }
+
+    // The mask.
+    let mut mask_input = None;
+    let mut causal = false;
+    let scaled = if let Some(add) = def(x, "stablehlo.add") {
+        let (s, m) = either(add, "stablehlo.add", |s, m| scale_of(s).map(|_| (s, m)))?;
+        if ty(m).as_ref() != Some(&p_t) {
+            return None;
+        }
+        if is_causal_additive(m, p_t.dtype) {
+            causal = true;
+        } else if ir::defining_op(m).is_some_and(super::is_constant_like) {
+            // A constant mask that is not causal stays inside, as a constant.
+        } else {
+            mask_input = Some(m);
+        }
+        ops.push(add);
+        s
+    } else if let Some(sel) = def(x, "stablehlo.select") {
+        let a = ir::operands(sel);
+        let (c, fill, s) = (a[0], a[1], a[2]);
+        if !super::splat_is(fill, f64::NEG_INFINITY) || !is_causal_select(c) {
+            return None;
+        }
+        causal = true;
+        ops.push(sel);
+        s
+    } else {
+        x
+    };
+    let (scale, scale_op) = scale_of(scaled)?;
+    let scores = match scale_op {
+        Some(op) => {
+            ops.push(op);
+            ir::operands(op)[0]
+        }
+        None => scaled,
+    };
+    let qk = def(scores, "stablehlo.dot_general")?;
+    ops.push(qk);
+    let (q, k_in) = binary(qk, "stablehlo.dot_general")?;
+    let k_in = if dot_dims(qk, &batch, r as i64 - 1, r as i64 - 1) {
+        k_in
+    } else if dot_dims(qk, &batch, r as i64 - 1, r as i64 - 2) {
+        // K given transposed: take the transpose into the pattern.
+        let t = def(k_in, "stablehlo.transpose")?;
+        let mut swap: Vec<i64> = (0..r as i64).collect();
+        swap.swap(r - 1, r - 2);
+        if ir::i64_array(t, "permutation")? != swap {
+            return None;
+        }
+        ops.push(t);
+        ir::operands(t)[0]
+    } else {
+        return None;
+    };
+
+    // Grouped-query attention: both K and V repeated the same number of times.
+    let (mut key, mut value, mut gqa) = (k_in, v_in, false);
+    if let (Some((k0, k_ops, nk)), Some((v0, v_ops, nv))) = (repeat_kv(k_in), repeat_kv(v_in)) {
+        if nk == nv {
+            key = k0;
+            value = v0;
+            gqa = true;
+            ops.extend(k_ops);
+            ops.extend(v_ops);
+        }
+    }
+
+    let dtype = p_t.dtype;
+    let same_dtype = [q, key, value, result(root)]
+        .iter()
+        .all(|v| ty(*v).is_some_and(|t| t.dtype == dtype && t.shape.len() == r));
+    if !same_dtype || out_t.dtype != dtype {
+        return None;
+    }
+
+    let mut names = vec!["\"query\"", "\"key\"", "\"value\""];
+    let mut inputs = vec![q, key, value];
+    if let Some(m) = mask_input {
+        names.push("\"attn_mask\"");
+        inputs.push(m);
+    }
+    let mut attributes = Vec::new();
+    if gqa {
+        attributes.push(("enable_gqa", "true".to_string()));
+    }
+    if causal {
+        attributes.push(("is_causal", "true".to_string()));
+    }
+    attributes.push(("operand_names", format!("[{}]", names.join(", "))));
+    attributes.push(("scale", float_attr(scale, DType::F64)?));
+    Some(Found {
+        name: "aten.scaled_dot_product_attention.default",
+        attributes,
+        inputs,
+        ops,
+        root,
+    })
+}
+
+/// `op`'s dot dimension numbers are `batch` on both sides and one contracting
+/// dimension each.
+fn dot_dims(op: MlirOperation, batch: &[i64], lhs: i64, rhs: i64) -> bool {
+    let Some(text) = ir::attribute_text(op, "dot_dimension_numbers") else {
+        return false;
+    };
+    attr_list_field(&text, "lhs_batching_dimensions") == batch
+        && attr_list_field(&text, "rhs_batching_dimensions") == batch
+        && attr_list_field(&text, "lhs_contracting_dimensions") == [lhs]
+        && attr_list_field(&text, "rhs_contracting_dimensions") == [rhs]
+}
+
+/// A softmax composite (`aten._softmax.default` without `half_to_float`, or
+/// `aten.softmax.int` in the tensor's own `dtype`) over the last of `rank` dimensions.
+fn is_last_dim_softmax(op: MlirOperation, rank: usize, dtype: DType) -> bool {
+    let dtype_name = match dtype {
+        DType::F32 => "\"f32\"",
+        _ => "\"f64\"",
+    };
+    let Some(attrs) = ir::attribute(op, "composite_attributes") else {
+        return false;
+    };
+    let name = ir::attribute_text(op, "name").unwrap_or_default();
+    // SAFETY: the attribute is checked to be a dictionary before it is read.
+    let entry = |key: &str| unsafe {
+        if !mlir_sys::mlirAttributeIsADictionary(attrs) {
+            return None;
+        }
+        let k = mlir_sys::MlirStringRef {
+            data: key.as_ptr() as *const _,
+            length: key.len(),
+        };
+        let a = mlir_sys::mlirDictionaryAttrGetElementByName(attrs, k);
+        (!a.ptr.is_null()).then(|| melior::ir::Attribute::from_raw(a).to_string())
+    };
+    let dim_ok = entry("dim").is_some_and(|d| {
+        let d = d.trim_end_matches(" : i64");
+        d == "-1" || d == (rank - 1).to_string()
+    });
+    let flags_ok = match name.as_str() {
+        "\"aten._softmax.default\"" => entry("half_to_float").is_none_or(|h| h == "false"),
+        "\"aten.softmax.int\"" => entry("dtype").is_none_or(|d| d == dtype_name),
+        _ => false,
+    };
+    ir::operands(op).len() == 1 && dim_ok && flags_ok
+}
+
+/// The scale applied to `v`: `(c, Some(op))` for `S * c` or `S / c` (`1/c`) with a
+/// splat `c`, `(1.0, None)` when `v` is the scores' `dot_general` itself.
+fn scale_of(v: MlirValue) -> Option<(f64, Option<MlirOperation>)> {
+    let op = ir::defining_op(v)?;
+    if is(op, "stablehlo.dot_general") {
+        return Some((1.0, None));
+    }
+    let (a, c) = binary(op, ir::op_name(op))?;
+    let c = ir::splat_value(c)?;
+    let from_dot = def(a, "stablehlo.dot_general").is_some();
+    match ir::op_name(op) {
+        "stablehlo.multiply" if from_dot => Some((c, Some(op))),
+        "stablehlo.divide" if from_dot && c != 0.0 => Some((1.0 / c, Some(op))),
+        _ => None,
+    }
+}
+
+/// The elements of the constant defining `v` (directly, or through a broadcast that
+/// only adds leading dimensions), as f64, with the constant's shape.
+fn constant_elements(v: MlirValue) -> Option<(Vec<i64>, Vec<f64>)> {
+    let mut op = ir::defining_op(v)?;
+    if is(op, "stablehlo.broadcast_in_dim") {
+        let src = ir::operands(op)[0];
+        let (src_rank, out_rank) = (ty(src)?.shape.len(), ty(v)?.shape.len());
+        let trailing: Vec<i64> = ((out_rank - src_rank) as i64..out_rank as i64).collect();
+        if src_rank < 2 || ir::i64_array(op, "broadcast_dimensions")? != trailing {
+            return None;
+        }
+        op = ir::defining_op(src)?;
+    }
+    if is(op, "stablehlo.convert") {
+        op = ir::defining_op(ir::operands(op)[0])?;
+    }
+    if !is(op, "stablehlo.constant") {
+        return None;
+    }
+    let t = ty(result(op))?;
+    let a = ir::attribute(op, "value")?;
+    let n: i64 = t.shape.iter().product();
+    // SAFETY: the attribute is checked to be dense elements of `n` values; each
+    // accessor matches the element type tested before it.
+    let values = unsafe {
+        if !mlir_sys::mlirAttributeIsADenseElements(a) {
+            return None;
+        }
+        let splat = mlir_sys::mlirDenseElementsAttrIsSplat(a);
+        let at = |i: i64| if splat { 0 } else { i as isize };
+        (0..n)
+            .map(|i| match t.dtype {
+                DType::F32 => Some(mlir_sys::mlirDenseElementsAttrGetFloatValue(a, at(i)) as f64),
+                DType::F64 => Some(mlir_sys::mlirDenseElementsAttrGetDoubleValue(a, at(i))),
+                DType::I8 => Some(mlir_sys::mlirDenseElementsAttrGetInt8Value(a, at(i)) as f64),
+                DType::Bool => {
+                    Some(mlir_sys::mlirDenseElementsAttrGetBoolValue(a, at(i)) as u8 as f64)
+                }
+                _ => None,
+            })
+            .collect::<Option<Vec<f64>>>()?
+    };
+    Some((t.shape, values))
+}
+
+/// Every `[L, S]` slice of `shape`'s values satisfies `f(i, j, value)`.
+fn every_slice(shape: &[i64], values: &[f64], f: impl Fn(i64, i64, f64) -> bool) -> bool {
+    let [.., l, s] = shape[..] else { return false };
+    values
+        .iter()
+        .enumerate()
+        .all(|(k, &x)| f((k as i64 / s) % l, k as i64 % s, x))
+}
+
+/// `m` is a constant additive causal mask: 0 on and below the diagonal, `-inf` or at
+/// most the lowest finite value of `dtype` above it.
+fn is_causal_additive(m: MlirValue, dtype: DType) -> bool {
+    let Some((shape, values)) = constant_elements(m) else {
+        return false;
+    };
+    let lowest = match dtype {
+        DType::F32 => f32::MIN as f64,
+        _ => f64::MIN,
+    };
+    every_slice(
+        &shape,
+        &values,
+        |i, j, x| {
+            if j <= i {
+                x == 0.0
+            } else {
+                x <= lowest
+            }
+        },
+    )
+}
+
+/// `c` is a constant boolean (or i8) selecting exactly the positions above the
+/// diagonal.
+fn is_causal_select(c: MlirValue) -> bool {
+    let Some((shape, values)) = constant_elements(c) else {
+        return false;
+    };
+    every_slice(&shape, &values, |i, j, x| (x != 0.0) == (j > i))
+}
+
+/// Hugging Face's `repeat_kv(x, n)` on `[..., H, S, D]`: `reshape(broadcast_in_dim(x'))`
+/// to `[..., H*n, S, D]`, where `x'` is `x` (broadcast dimensions skipping the new
+/// axis) or `reshape(x)` with a unit axis after the heads. Returns `x`, the ops and `n`.
+fn repeat_kv(v: MlirValue) -> Option<(MlirValue, Vec<MlirOperation>, i64)> {
+    let outer = def(v, "stablehlo.reshape")?;
+    let b = def(ir::operands(outer)[0], "stablehlo.broadcast_in_dim")?;
+    let src = ir::operands(b)[0];
+    let (bt, vt) = (ty(result(b))?, ty(v)?);
+    let r = vt.shape.len();
+    if bt.shape.len() != r + 1 || r < 3 {
+        return None;
+    }
+    let h = r - 3;
+    let n = bt.shape[h + 1];
+    let mut expect = bt.shape[..=h].to_vec();
+    expect[h] *= n;
+    expect.extend_from_slice(&bt.shape[h + 2..]);
+    if vt.shape != expect || n < 2 {
+        return None;
+    }
+    let dims = ir::i64_array(b, "broadcast_dimensions")?;
+    let mut skip: Vec<i64> = (0..=h as i64).collect();
+    skip.extend((h as i64 + 2)..(r as i64 + 1));
+    let identity: Vec<i64> = (0..r as i64 + 1).collect();
+    let st = ty(src)?;
+    if dims == skip && st.shape.len() == r {
+        return Some((src, vec![outer, b], n));
+    }
+    let inner = def(src, "stablehlo.reshape")?;
+    let x = ir::operands(inner)[0];
+    let xt = ty(x)?;
+    let mut unit = xt.shape.clone();
+    unit.insert(h + 1, 1);
+    (dims == identity && st.shape == unit && xt.shape.len() == r && !same(x, v))
+        .then(|| (x, vec![outer, b, inner], n))
+}

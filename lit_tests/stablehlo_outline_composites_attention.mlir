@@ -1,0 +1,99 @@
+// Scaled dot-product attention in stablehlo-outline-composites
+// (compiler/src/passes/composites/attention.rs), on the -O2 pipeline from ATen ops
+// written as Hugging Face's eager attention does: Q K^T * scale + mask, softmax, @ V.
+// A constant lower-triangular mask becomes is_causal = true and no operand; a
+// repeat_kv of K and V becomes enable_gqa = true with the unrepeated key and value as
+// operands; any other mask is an operand. It must not fire on a softmax over another
+// axis or when an intermediate is read outside.
+//
+// RUN: tpuc opt %s --pass-pipeline=aten-outline-composites,lower-aten-to-stablehlo,stablehlo-fold-constants,stablehlo-simplify,stablehlo-fold-transpose,stablehlo-dce,stablehlo-cse,stablehlo-outline-composites,stablehlo-dce,verify-stablehlo | FileCheck %s
+
+// CHECK-LABEL: sym_name = "gqa_causal"
+// CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[K:%arg[0-9]+]]: tensor<1x2x4x8xf32>, [[V:%arg[0-9]+]]: tensor<1x2x4x8xf32>):
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[Q]], [[K]], [[V]]) {composite_attributes = {enable_gqa = true, is_causal = true, operand_names = ["query", "key", "value"], scale = 0.35355338454246521 : f64}, decomposition = @aten.scaled_dot_product_attention.default.impl_{{[0-9]+}}, name = "aten.scaled_dot_product_attention.default", version = 0 : i32} : (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: "func.return"([[O]])
+
+// CHECK-LABEL: sym_name = "padding_mask"
+// CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[K:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[V:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[M:%arg[0-9]+]]: tensor<1x4x4x4xf32>):
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[Q]], [[K]], [[V]], [[M]]) {composite_attributes = {operand_names = ["query", "key", "value", "attn_mask"], scale = 0.35355338454246521 : f64}
+// CHECK-NEXT: "func.return"([[O]])
+
+// A constant mask that is not the causal one stays inside, as a constant.
+// CHECK-LABEL: sym_name = "not_causal_constant"
+// CHECK: "stablehlo.composite"(%arg{{[0-9]+}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}) {composite_attributes = {operand_names = ["query", "key", "value"], scale = 0.35355338454246521 : f64}
+// CHECK-NEXT: "func.return"
+
+// CHECK-LABEL: sym_name = "softmax_not_last"
+// CHECK-NOT: scaled_dot_product_attention
+// CHECK: "func.return"
+
+// CHECK-LABEL: sym_name = "scores_read_outside"
+// CHECK-NOT: scaled_dot_product_attention
+// CHECK: "func.return"
+
+"func.func"() <{function_type = (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32>, sym_name = "gqa_causal"}> ({
+^bb0(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>):
+  %kr = "aten.unsqueeze.default"(%k) {dim = 2 : i64, operand_names = ["self"]} : (tensor<1x2x4x8xf32>) -> tensor<1x2x1x4x8xf32>
+  %ke = "aten.expand.default"(%kr) {size = array<i64: 1, 2, 2, 4, 8>, operand_names = ["self"]} : (tensor<1x2x1x4x8xf32>) -> tensor<1x2x2x4x8xf32>
+  %k4 = "aten.reshape.default"(%ke) {shape = array<i64: 1, 4, 4, 8>, operand_names = ["self"]} : (tensor<1x2x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %vr = "aten.unsqueeze.default"(%v) {dim = 2 : i64, operand_names = ["self"]} : (tensor<1x2x4x8xf32>) -> tensor<1x2x1x4x8xf32>
+  %ve = "aten.expand.default"(%vr) {size = array<i64: 1, 2, 2, 4, 8>, operand_names = ["self"]} : (tensor<1x2x1x4x8xf32>) -> tensor<1x2x2x4x8xf32>
+  %v4 = "aten.reshape.default"(%ve) {shape = array<i64: 1, 4, 4, 8>, operand_names = ["self"]} : (tensor<1x2x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %kt = "aten.transpose.int"(%k4) {dim0 = 2 : i64, dim1 = 3 : i64, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<1x4x8x4xf32>
+  %s = "aten.matmul.default"(%q, %kt) {operand_names = ["self", "other"]} : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %sc = "aten.mul.Tensor"(%s) {other = 0.35355339059327379 : f64, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %m = "aten.full.default"() {size = array<i64: 4, 4>, fill_value = -3.4028234663852886E+38 : f64, dtype = "f32", operand_names = []} : () -> tensor<4x4xf32>
+  %mt = "aten.triu.default"(%m) {diagonal = 1 : i64, operand_names = ["self"]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a = "aten.add.Tensor"(%sc, %mt) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = "aten._softmax.default"(%a) {dim = -1 : i64, half_to_float = false, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %o = "aten.matmul.default"(%p, %v4) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  "func.return"(%o) : (tensor<1x4x4x8xf32>) -> ()
+}) : () -> ()
+"func.func"() <{function_type = (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x8xf32>, sym_name = "padding_mask"}> ({
+^bb0(%q: tensor<1x4x4x8xf32>, %k: tensor<1x4x4x8xf32>, %v: tensor<1x4x4x8xf32>, %pad: tensor<1x4x4x4xf32>):
+  %kt = "aten.transpose.int"(%k) {dim0 = 2 : i64, dim1 = 3 : i64, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<1x4x8x4xf32>
+  %s = "aten.matmul.default"(%q, %kt) {operand_names = ["self", "other"]} : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %sc = "aten.mul.Tensor"(%s) {other = 0.35355339059327379 : f64, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %m = "aten.full.default"() {size = array<i64: 4, 4>, fill_value = -3.4028234663852886E+38 : f64, dtype = "f32", operand_names = []} : () -> tensor<4x4xf32>
+  %mt = "aten.triu.default"(%m) {diagonal = 1 : i64, operand_names = ["self"]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a = "aten.add.Tensor"(%sc, %pad) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = "aten._softmax.default"(%a) {dim = -1 : i64, half_to_float = false, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %o = "aten.matmul.default"(%p, %v) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  "func.return"(%o) : (tensor<1x4x4x8xf32>) -> ()
+}) : () -> ()
+"func.func"() <{function_type = (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>, sym_name = "not_causal_constant"}> ({
+^bb0(%q: tensor<1x4x4x8xf32>, %k: tensor<1x4x4x8xf32>, %v: tensor<1x4x4x8xf32>):
+  %kt = "aten.transpose.int"(%k) {dim0 = 2 : i64, dim1 = 3 : i64, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<1x4x8x4xf32>
+  %s = "aten.matmul.default"(%q, %kt) {operand_names = ["self", "other"]} : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %sc = "aten.mul.Tensor"(%s) {other = 0.35355339059327379 : f64, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %m = "aten.full.default"() {size = array<i64: 4, 4>, fill_value = -3.4028234663852886E+38 : f64, dtype = "f32", operand_names = []} : () -> tensor<4x4xf32>
+  %mt = "aten.triu.default"(%m) {diagonal = 2 : i64, operand_names = ["self"]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a = "aten.add.Tensor"(%sc, %mt) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = "aten._softmax.default"(%a) {dim = -1 : i64, half_to_float = false, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %o = "aten.matmul.default"(%p, %v) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  "func.return"(%o) : (tensor<1x4x4x8xf32>) -> ()
+}) : () -> ()
+"func.func"() <{function_type = (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>, sym_name = "softmax_not_last"}> ({
+^bb0(%q: tensor<1x4x4x8xf32>, %k: tensor<1x4x4x8xf32>, %v: tensor<1x4x4x8xf32>):
+  %kt = "aten.transpose.int"(%k) {dim0 = 2 : i64, dim1 = 3 : i64, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<1x4x8x4xf32>
+  %s = "aten.matmul.default"(%q, %kt) {operand_names = ["self", "other"]} : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %sc = "aten.mul.Tensor"(%s) {other = 0.35355339059327379 : f64, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %m = "aten.full.default"() {size = array<i64: 4, 4>, fill_value = -3.4028234663852886E+38 : f64, dtype = "f32", operand_names = []} : () -> tensor<4x4xf32>
+  %mt = "aten.triu.default"(%m) {diagonal = 1 : i64, operand_names = ["self"]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a = "aten.add.Tensor"(%sc, %mt) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = "aten._softmax.default"(%a) {dim = 2 : i64, half_to_float = false, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %o = "aten.matmul.default"(%p, %v) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  "func.return"(%o) : (tensor<1x4x4x8xf32>) -> ()
+}) : () -> ()
+"func.func"() <{function_type = (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> (tensor<1x4x4x8xf32>, tensor<1x4x4x4xf32>), sym_name = "scores_read_outside"}> ({
+^bb0(%q: tensor<1x4x4x8xf32>, %k: tensor<1x4x4x8xf32>, %v: tensor<1x4x4x8xf32>):
+  %kt = "aten.transpose.int"(%k) {dim0 = 2 : i64, dim1 = 3 : i64, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<1x4x8x4xf32>
+  %s = "aten.matmul.default"(%q, %kt) {operand_names = ["self", "other"]} : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %sc = "aten.mul.Tensor"(%s) {other = 0.35355339059327379 : f64, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %m = "aten.full.default"() {size = array<i64: 4, 4>, fill_value = -3.4028234663852886E+38 : f64, dtype = "f32", operand_names = []} : () -> tensor<4x4xf32>
+  %mt = "aten.triu.default"(%m) {diagonal = 1 : i64, operand_names = ["self"]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a = "aten.add.Tensor"(%sc, %mt) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = "aten._softmax.default"(%a) {dim = -1 : i64, half_to_float = false, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %o = "aten.matmul.default"(%p, %v) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  "func.return"(%o, %sc) : (tensor<1x4x4x8xf32>, tensor<1x4x4x4xf32>) -> ()
+}) : () -> ()
