@@ -24,14 +24,12 @@
 //! Operators wrapped: GELU (both forms), SiLU, softmax and log-softmax (Core ATen and
 //! pre-decomposition overloads), layer norm, RMS norm and scaled dot-product attention.
 
-use std::collections::HashSet;
-
 use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{MlirAttribute, MlirOperation};
 use rustc_hash::FxHashMap;
 
-use super::{ir, Pass};
+use super::{composites, ir, Pass};
 use crate::CompileError;
 
 pub struct OutlineAtenComposites;
@@ -60,16 +58,8 @@ impl Pass for OutlineAtenComposites {
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
         let funcs = ir::named_function_blocks(&module);
         // Decompositions already in the module (a second run) are not wrapped again.
-        let mut decompositions: HashSet<String> = HashSet::new();
-        for (_, block) in &funcs {
-            ir::for_each_op_of(*block, |op| {
-                if ir::op_name(op) == "stablehlo.composite" {
-                    decompositions.extend(ir::symbol_ref(op, "decomposition"));
-                }
-            });
-        }
-        let mut taken: HashSet<String> = funcs.iter().map(|(n, _)| n.clone()).collect();
-        let mut next: FxHashMap<&'static str, usize> = FxHashMap::default();
+        let decompositions = composites::decomposition_symbols(&funcs);
+        let mut names = composites::Symbols::of(&funcs);
         let mut shared: FxHashMap<Key, Shared> = FxHashMap::default();
         for (fname, block) in &funcs {
             let Some(block) = block else { continue };
@@ -88,7 +78,7 @@ impl Pass for OutlineAtenComposites {
                 let kept = &results[..=last_used];
                 let key = Key::of(op, kept.len());
                 if !shared.contains_key(&key) {
-                    let symbol = fresh(target, &mut taken, &mut next);
+                    let symbol = names.fresh(target);
                     let Some(s) = Shared::create(&module, op, kept.len(), target, &symbol) else {
                         return;
                     };
@@ -181,21 +171,5 @@ impl Shared {
             decomposition: ir::parse_attribute(ctx, &format!("@{symbol}"))?,
             version: ir::parse_attribute(ctx, "0 : i32")?,
         })
-    }
-}
-
-/// The first free `<target>.impl_<n>`.
-fn fresh(
-    target: &'static str,
-    taken: &mut HashSet<String>,
-    next: &mut FxHashMap<&'static str, usize>,
-) -> String {
-    let n = next.entry(target).or_insert(0);
-    loop {
-        let s = format!("{target}.impl_{n}");
-        *n += 1;
-        if taken.insert(s.clone()) {
-            return s;
-        }
     }
 }

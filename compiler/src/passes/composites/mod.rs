@@ -44,7 +44,7 @@ use std::collections::{HashMap, HashSet};
 
 use melior::ir::Module;
 use melior::Context;
-use mlir_sys::{MlirOperation, MlirValue};
+use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
 
 use super::{ir, Pass};
@@ -61,25 +61,20 @@ impl Pass for OutlineComposites {
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
         let funcs = ir::named_function_blocks(&module);
-        // One walk per function: the op names it holds, and the decompositions its
-        // composites name (decompositions already in the module are not matched again).
-        let mut decompositions: HashSet<String> = HashSet::new();
-        let mut present: Vec<HashSet<&str>> = Vec::with_capacity(funcs.len());
-        for (_, block) in &funcs {
-            let mut names = HashSet::new();
-            ir::for_each_op_of(*block, |op| {
-                let name = ir::op_name(op);
-                if name == "stablehlo.composite" {
-                    decompositions.extend(ir::symbol_ref(op, "decomposition"));
-                }
-                names.insert(name);
-            });
-            present.push(names);
-        }
-        let mut names = Symbols {
-            taken: funcs.iter().map(|(n, _)| n.clone()).collect(),
-            next: HashMap::new(),
-        };
+        // Decompositions already in the module are not matched again.
+        let decompositions = decomposition_symbols(&funcs);
+        // The op names each function holds.
+        let present: Vec<HashSet<&str>> = funcs
+            .iter()
+            .map(|(_, block)| {
+                let mut names = HashSet::new();
+                ir::for_each_op_of(*block, |op| {
+                    names.insert(ir::op_name(op));
+                });
+                names
+            })
+            .collect();
+        let mut names = Symbols::of(&funcs);
         for ((fname, block), present) in funcs.iter().zip(&present) {
             let Some(block) = block else { continue };
             if decompositions.contains(fname) {
@@ -154,22 +149,44 @@ fn is_constant_like(op: MlirOperation) -> bool {
     }
 }
 
+/// The symbols every `stablehlo.composite` of `funcs` names as its decomposition.
+pub(crate) fn decomposition_symbols(funcs: &[(String, Option<MlirBlock>)]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for (_, block) in funcs {
+        ir::for_each_op_of(*block, |op| {
+            if ir::op_name(op) == "stablehlo.composite" {
+                out.extend(ir::symbol_ref(op, "decomposition"));
+            }
+        });
+    }
+    out
+}
+
 /// The function names of the module, and for each composite name the number from
 /// which its next free `<name>.impl_<n>` is searched.
-struct Symbols {
+pub(crate) struct Symbols {
     taken: HashSet<String>,
     next: HashMap<&'static str, usize>,
 }
 
 impl Symbols {
-    /// The smallest free `<name>.impl_<n>`. Symbols of one name are given out in
-    /// increasing order and never freed, so the search resumes after the last one.
-    fn fresh(&mut self, name: &'static str) -> String {
+    /// The names of `funcs`, taken.
+    pub(crate) fn of(funcs: &[(String, Option<MlirBlock>)]) -> Symbols {
+        Symbols {
+            taken: funcs.iter().map(|(n, _)| n.clone()).collect(),
+            next: HashMap::new(),
+        }
+    }
+
+    /// The smallest free `<name>.impl_<n>`, taken from then on. Symbols of one name
+    /// are given out in increasing order and never freed, so the search resumes after
+    /// the last one.
+    pub(crate) fn fresh(&mut self, name: &'static str) -> String {
         let n = self.next.entry(name).or_insert(0);
         loop {
             let s = format!("{name}.impl_{n}");
             *n += 1;
-            if !self.taken.contains(&s) {
+            if self.taken.insert(s.clone()) {
                 return s;
             }
         }
@@ -275,7 +292,6 @@ fn outline(module: &Module<'_>, found: &Found, names: &mut Symbols) -> Option<Ou
     let symbol = names.fresh(found.name);
     let loc = ir::location(found.root);
     let body = ir::append_private_function(module, &symbol, &found.inputs, &[root_value], loc)?;
-    names.taken.insert(symbol.clone());
     let mut map: HashMap<usize, MlirValue> = found
         .inputs
         .iter()
