@@ -31,9 +31,10 @@ struct EntryLocation {
     crc32: u32,
 }
 
-/// The archive's bytes: the mapped file, or bytes already in memory.
+/// The archive's bytes: the mapped file (kept open, for copies made by the kernel),
+/// or bytes already in memory.
 enum Bytes {
-    Mapped(Mmap),
+    Mapped(Mmap, File),
     Owned(Vec<u8>),
 }
 
@@ -41,7 +42,7 @@ impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            Bytes::Mapped(m) => m,
+            Bytes::Mapped(m, _) => m,
             Bytes::Owned(v) => v,
         }
     }
@@ -76,7 +77,7 @@ impl Archive {
         // SAFETY: the mapping is read-only; tpuc never writes to its input, and a file
         // truncated underneath a running compile is outside what any reader can defend.
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
-        Archive::from_source(path, Bytes::Mapped(map))
+        Archive::from_source(path, Bytes::Mapped(map, file))
     }
 
     /// An archive held in memory; `path` names it in messages (used by the fuzzers).
@@ -161,7 +162,7 @@ impl Archive {
             return;
         };
         #[cfg(unix)]
-        if let Bytes::Mapped(m) = &*self.map {
+        if let Bytes::Mapped(m, _) = &*self.map {
             // SAFETY: the mapping is a read-only private mapping of a file that tpuc
             // never writes through: discarded pages hold no changes and are read back
             // from the file, unchanged, on the next access.
@@ -172,6 +173,16 @@ impl Archive {
                     loc.size as usize,
                 )
             };
+        }
+    }
+
+    /// The open archive file and the byte offset of `entry`'s data in it, when the
+    /// archive is a mapped file and the entry is stored (its data is its bytes).
+    pub fn file_offset(&self, entry: &str) -> Option<(&File, u64)> {
+        let loc = self.entries.get(&self.full_name(entry))?;
+        match &*self.map {
+            Bytes::Mapped(_, file) if loc.stored => Some((file, loc.data_start)),
+            _ => None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! by field, so that an unexpected shape is reported with the node
 //! it belongs to instead of a generic deserialization error.
 
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
 use tpuc_runtime::DType;
@@ -428,17 +429,20 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
     let graph = get(gm, "graph", file)?;
     let signature = get(gm, "signature", file)?;
 
-    let mut tensors = BTreeMap::new();
+    // The entries come in key order, so the map is built without comparing keys.
+    let mut tensors = Vec::new();
     if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
+        tensors.reserve(tv.len());
         for (name, meta) in tv {
-            let meta = tree::expand(meta).map_err(invalid)?;
-            tensors.insert(name.to_string(), tensor_meta(name, &meta)?);
+            let meta = tree::expand(bytes, meta).map_err(invalid)?;
+            tensors.push((name.to_string(), tensor_meta(name, &meta)?));
         }
     }
+    let tensors: BTreeMap<String, TensorMeta> = tensors.into_iter().collect();
     let nodes = as_array(get(graph, "nodes", file)?, file)?
         .iter()
         .enumerate()
-        .map(|(i, n)| parse_node(&*tree::expand(n).map_err(invalid)?, i))
+        .map(|(i, n)| parse_node(&*tree::expand(bytes, n).map_err(invalid)?, i))
         .collect::<Result<Vec<_>>>()?;
     let inputs = as_array(get(signature, "input_specs", file)?, file)?
         .iter()
@@ -552,19 +556,23 @@ fn graph_outputs(
 
 /// Every tensor is defined once (by an input or a node) and every output is defined.
 fn check_definitions(inputs: &[InputSpec], nodes: &[Node], outputs: &[String]) -> Result<()> {
-    let mut defined: BTreeMap<&str, String> = BTreeMap::new();
+    /// What defines a value: an input, or the node of this name.
+    enum Definer<'a> {
+        Input,
+        Node(&'a str),
+    }
+    let mut defined: FxHashMap<&str, Definer> = FxHashMap::default();
+    defined.reserve(inputs.len() + nodes.len());
     for spec in inputs {
-        if defined
-            .insert(spec.name.as_str(), format!("input `{}`", spec.name))
-            .is_some()
-        {
+        if defined.insert(spec.name.as_str(), Definer::Input).is_some() {
             return Err(malformed(format!(
                 "input `{}` appears twice in input_specs",
                 spec.name
             )));
         }
     }
-    let mut node_names = BTreeMap::new();
+    let mut node_names = FxHashMap::default();
+    node_names.reserve(nodes.len());
     for node in nodes {
         if let Some(first) = node_names.insert(node.name.as_str(), node.target.as_str()) {
             return Err(malformed(format!(
@@ -573,7 +581,11 @@ fn check_definitions(inputs: &[InputSpec], nodes: &[Node], outputs: &[String]) -
             )));
         }
         for out in node.output_names() {
-            if let Some(prev) = defined.insert(out, format!("node `{}`", node.name)) {
+            if let Some(prev) = defined.insert(out, Definer::Node(&node.name)) {
+                let prev = match prev {
+                    Definer::Input => format!("input `{out}`"),
+                    Definer::Node(name) => format!("node `{name}`"),
+                };
                 return Err(malformed(format!(
                     "node `{}` ({}) defines `{out}`, which {prev} already defines; \
                      every value must have one definition",

@@ -88,6 +88,70 @@ impl ExportedModel {
     }
 }
 
+/// A weight whose row-major bytes are one range of the source file (a stored entry
+/// read whole, or a row-major view of it): a writer can have the kernel copy them file
+/// to file, and read `bytes` (the same range, mapped and CRC-checked) to hash them.
+pub struct WeightRange<'m> {
+    pub file: &'m std::fs::File,
+    pub offset: u64,
+    pub bytes: &'m [u8],
+    /// The archive entry, for [`ExportedModel::release_weight`].
+    pub entry: &'m str,
+}
+
+impl ExportedModel {
+    /// Weight input `name` as one range of the source file, when it is one (see
+    /// [`WeightRange`]); `Ok(None)` when it is not, or the model carries no data for it
+    /// (use [`ExportedModel::stream_weight`]).
+    pub fn weight_range(
+        &self,
+        name: &str,
+    ) -> std::result::Result<Option<WeightRange<'_>>, StreamError> {
+        let WeightSet::Archive { archive, stored } = &self.weights else {
+            return Ok(None);
+        };
+        let (Some(st), Some(meta)) = (stored.get(name), self.graph.tensors.get(name)) else {
+            return Ok(None);
+        };
+        if !archive::is_row_major(&meta.shape, &st.strides) {
+            return Ok(None);
+        }
+        let Some((file, entry_offset)) = archive.file_offset(&st.entry) else {
+            return Ok(None);
+        };
+        let std::borrow::Cow::Borrowed(entry_bytes) =
+            archive.read(&st.entry).map_err(StreamError::Read)?
+        else {
+            return Ok(None);
+        };
+        let elem = meta.dtype.size_in_bytes();
+        let n: i64 = meta.shape.iter().product();
+        let start = st.storage_offset as usize * elem;
+        let len = n as usize * elem;
+        // Checked when the archive was opened; an empty view streams instead.
+        let Some(bytes) = entry_bytes
+            .get(start..start + len)
+            .filter(|b| !b.is_empty())
+        else {
+            return Ok(None);
+        };
+        Ok(Some(WeightRange {
+            file,
+            offset: entry_offset + start as u64,
+            bytes,
+            entry: &st.entry,
+        }))
+    }
+
+    /// Drops the mapped pages of a weight's entry from this process (see
+    /// [`archive::Archive::release`]).
+    pub fn release_weight(&self, entry: &str) {
+        if let WeightSet::Archive { archive, .. } = &self.weights {
+            archive.release(entry);
+        }
+    }
+}
+
 /// Why streaming a weight failed: its input (a damaged archive) or the sink.
 #[derive(Debug)]
 pub enum StreamError {
@@ -114,10 +178,15 @@ pub fn load(path: &Path) -> Result<ExportedModel> {
 }
 
 fn load_json(path: &Path) -> Result<ExportedModel> {
-    let bytes = std::fs::read(path).map_err(|source| FrontendError::Io {
+    let io = |source| FrontendError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    // Mapped rather than read: the file's pages are already in the page cache, where a
+    // copy would fault in as many fresh pages (tens of megabytes for a large graph).
+    // SAFETY: read-only, as for archives (see `Archive::open`).
+    let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
     let graph = json::parse_exported_program(&bytes, &path.display().to_string())?;
     Ok(ExportedModel {
         source: path.to_path_buf(),

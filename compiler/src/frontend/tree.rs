@@ -33,9 +33,10 @@ pub enum Json<'a> {
     Array(Vec<Json<'a>>),
     /// Entries sorted by key, keys unique.
     Object(Vec<(Cow<'a, str>, Json<'a>)>),
-    /// An array or object checked but not yet built: the items of the containers
-    /// [`parse_with_lazy_items`] is asked to leave unbuilt. Read it with [`expand`].
-    Lazy(&'a [u8]),
+    /// An item of one of the containers [`parse_with_lazy_items`] is asked to leave
+    /// unbuilt: its text, whose structure (strings and brackets) was checked but not
+    /// its syntax. Read it with [`expand`].
+    Lazy(&'a str),
 }
 
 impl<'a> Json<'a> {
@@ -115,7 +116,9 @@ impl<'a> Json<'a> {
             }
             Json::String(s) => Value::String(s.to_string()),
             Json::Array(v) => Value::Array(v.iter().map(Json::to_value).collect()),
-            Json::Lazy(_) => expand(self).map_or(Value::Null, |v| v.to_value()),
+            Json::Lazy(text) => Reader::new(text)
+                .document()
+                .map_or(Value::Null, |v| v.to_value()),
             Json::Object(entries) => Value::Object(
                 entries
                     .iter()
@@ -153,28 +156,41 @@ pub fn parse(bytes: &[u8]) -> serde_json::Result<Json<'_>> {
 /// to be built one at a time with [`expand`]. An export's node list is most of its
 /// bytes; built whole, its tree is hundreds of megabytes of small allocations for a
 /// 100,000-node graph, where one node at a time stays in cache.
+///
+/// A lazy item is only skipped over (its strings and brackets followed), so a syntax
+/// error inside one is found when [`expand`] reads it, and reported there exactly as
+/// `serde_json` reports it for the whole document.
 pub fn parse_with_lazy_items<'a>(
     bytes: &'a [u8],
     paths: &[&[&str]],
 ) -> serde_json::Result<Json<'a>> {
-    let mut reader = Reader::new(bytes);
-    reader.lazy = paths;
-    match reader.document() {
+    let tree = std::str::from_utf8(bytes).ok().and_then(|text| {
+        let mut reader = Reader::new(text);
+        reader.lazy = paths;
+        reader.document()
+    });
+    match tree {
         Some(tree) => Ok(tree),
         None => serde_json::from_slice(bytes),
     }
 }
 
-/// `v` built: a [`Json::Lazy`] is read now (it was checked when it was skipped, so
-/// this fails only on a bug, reported as `serde_json`'s error), anything else is
-/// itself.
-pub fn expand<'a, 'v>(v: &'v Json<'a>) -> serde_json::Result<Cow<'v, Json<'a>>> {
-    match v {
-        Json::Lazy(bytes) => match Reader::new(bytes).document() {
-            Some(tree) => Ok(Cow::Owned(tree)),
-            None => serde_json::from_slice(bytes).map(Cow::Owned),
-        },
-        other => Ok(Cow::Borrowed(other)),
+/// `v` built: a [`Json::Lazy`] item of the document `doc` is read now, anything else
+/// is itself. An item the fast reader does not take is read by `serde_json`: its
+/// error, when it has one, is the one `serde_json` gives for the whole document
+/// (with that document's line and column).
+pub fn expand<'a, 'v>(doc: &'a [u8], v: &'v Json<'a>) -> serde_json::Result<Cow<'v, Json<'a>>> {
+    let Json::Lazy(text) = v else {
+        return Ok(Cow::Borrowed(v));
+    };
+    if let Some(tree) = Reader::new(text).document() {
+        return Ok(Cow::Owned(tree));
+    }
+    match serde_json::from_str(text) {
+        Ok(tree) => Ok(Cow::Owned(tree)),
+        Err(item_error) => Err(serde_json::from_slice::<Json>(doc)
+            .err()
+            .unwrap_or(item_error)),
     }
 }
 
@@ -183,6 +199,7 @@ const MAX_DEPTH: usize = 128;
 
 /// The fast reader: `None` means "not taken", never "invalid" (see [`parse`]).
 struct Reader<'a, 'p> {
+    text: &'a str,
     bytes: &'a [u8],
     pos: usize,
     depth: usize,
@@ -190,16 +207,23 @@ struct Reader<'a, 'p> {
     lazy: &'p [&'p [&'p str]],
     /// The keys from the root to the value being read (while `lazy` is not empty).
     path: Vec<Cow<'a, str>>,
+    /// Items of the arrays being read, and entries of the objects (each container
+    /// moves its own off the top when it ends, into a vector of exactly its size).
+    items: Vec<Json<'a>>,
+    entries: Vec<(Cow<'a, str>, Json<'a>)>,
 }
 
 impl<'a, 'p> Reader<'a, 'p> {
-    fn new(bytes: &'a [u8]) -> Self {
+    fn new(text: &'a str) -> Self {
         Reader {
-            bytes,
+            text,
+            bytes: text.as_bytes(),
             pos: 0,
             depth: 0,
             lazy: &[],
             path: Vec::new(),
+            items: Vec::new(),
+            entries: Vec::new(),
         }
     }
 
@@ -210,13 +234,52 @@ impl<'a, 'p> Reader<'a, 'p> {
         })
     }
 
-    /// An item of a lazy container: checked (as `value` would read it) and kept as
-    /// its bytes.
+    /// An item of a lazy container, kept as its text: skipped by following its
+    /// strings and brackets only (`expand` reads it).
     fn lazy_item(&mut self) -> Option<Json<'a>> {
         self.skip_ws();
         let start = self.pos;
-        self.value_built(false)?;
-        Some(Json::Lazy(&self.bytes[start..self.pos]))
+        let mut depth = 0usize;
+        loop {
+            match *self.bytes.get(self.pos)? {
+                b'"' => {
+                    self.pos += 1;
+                    loop {
+                        let at = memchr::memchr2(b'"', b'\\', &self.bytes[self.pos..])?;
+                        self.pos += at + 1;
+                        if self.bytes[self.pos - 1] == b'"' {
+                            break;
+                        }
+                        // An escape: skip the escaped byte.
+                        self.pos += 1;
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    if self.depth + depth >= MAX_DEPTH {
+                        return None;
+                    }
+                    self.pos += 1;
+                }
+                b'}' | b']' => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                    self.pos += 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b',' | b' ' | b'\n' | b'\t' | b'\r' if depth == 0 => break,
+                _ => self.pos += 1,
+            }
+        }
+        let text = self.text.get(start..self.pos)?;
+        (!text.is_empty()).then_some(Json::Lazy(text))
     }
 
     fn document(mut self) -> Option<Json<'a>> {
@@ -236,9 +299,10 @@ impl<'a, 'p> Reader<'a, 'p> {
         self.bytes.get(self.pos).copied()
     }
 
-    fn eat(&mut self, literal: &[u8]) -> Option<()> {
-        let end = self.pos.checked_add(literal.len())?;
-        (self.bytes.get(self.pos..end)? == literal).then(|| self.pos = end)
+    fn eat<const N: usize>(&mut self, literal: &[u8; N]) -> Option<()> {
+        let end = self.pos.checked_add(N)?;
+        let found: &[u8; N] = self.bytes.get(self.pos..end)?.try_into().ok()?;
+        (found == literal).then(|| self.pos = end)
     }
 
     fn value(&mut self) -> Option<Json<'a>> {
@@ -267,7 +331,7 @@ impl<'a, 'p> Reader<'a, 'p> {
     fn array(&mut self, build: bool) -> Option<Json<'a>> {
         self.enter()?;
         let lazy = build && !self.lazy.is_empty() && self.items_lazy();
-        let mut items = Vec::new();
+        let base = self.items.len();
         if self.peek()? == b']' {
             self.pos += 1;
         } else {
@@ -278,7 +342,7 @@ impl<'a, 'p> Reader<'a, 'p> {
                     self.value_built(build)?
                 };
                 if build {
-                    items.push(item);
+                    self.items.push(item);
                 }
                 match self.peek()? {
                     b',' => self.pos += 1,
@@ -292,7 +356,7 @@ impl<'a, 'p> Reader<'a, 'p> {
         }
         self.depth -= 1;
         Some(if build {
-            Json::Array(items)
+            Json::Array(self.items.drain(base..).collect())
         } else {
             Json::Null
         })
@@ -301,7 +365,7 @@ impl<'a, 'p> Reader<'a, 'p> {
     fn object(&mut self, build: bool) -> Option<Json<'a>> {
         self.enter()?;
         let lazy = build && !self.lazy.is_empty() && self.items_lazy();
-        let mut entries: Vec<(Cow<'a, str>, Json<'a>)> = Vec::new();
+        let base = self.entries.len();
         if self.peek()? == b'}' {
             self.pos += 1;
         } else {
@@ -325,7 +389,7 @@ impl<'a, 'p> Reader<'a, 'p> {
                     self.value_built(build)?
                 };
                 if build {
-                    entries.push((key, value));
+                    self.entries.push((key, value));
                 }
                 match self.peek()? {
                     b',' => self.pos += 1,
@@ -339,7 +403,7 @@ impl<'a, 'p> Reader<'a, 'p> {
         }
         self.depth -= 1;
         Some(if build {
-            Json::Object(sorted_entries(entries))
+            Json::Object(sorted_entries(self.entries.drain(base..).collect()))
         } else {
             Json::Null
         })
@@ -352,7 +416,7 @@ impl<'a, 'p> Reader<'a, 'p> {
         loop {
             match *self.bytes.get(self.pos)? {
                 b'"' => {
-                    let s = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
+                    let s = self.text.get(start..self.pos)?;
                     self.pos += 1;
                     return Some(Cow::Borrowed(s));
                 }
@@ -463,7 +527,7 @@ impl<'a, 'p> Reader<'a, 'p> {
                 return None;
             }
         }
-        let text = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
+        let text = self.text.get(start..self.pos)?;
         if float {
             let f: f64 = text.parse().ok()?;
             return f.is_finite().then_some(Json::Number(Number::Float(f)));
@@ -646,7 +710,7 @@ mod tests {
         let mut taken = 0;
         for doc in docs {
             // What the fast reader takes, it reads exactly as serde_json does.
-            if let Some(fast) = Reader::new(doc.as_bytes()).document() {
+            if let Some(fast) = Reader::new(doc).document() {
                 let theirs: serde_json::Value = serde_json::from_str(doc).unwrap();
                 assert_eq!(fast.to_value(), theirs, "{doc}");
                 taken += 1;
@@ -684,6 +748,50 @@ mod tests {
                 text.parse::<f64>().unwrap().to_bits(),
                 "{text}"
             );
+        }
+    }
+
+    /// Items left lazy read as the same trees, and a syntax error inside one is
+    /// `serde_json`'s error for the whole document, line and column included.
+    #[test]
+    fn lazy_items_read_like_serde_json() {
+        let docs = [
+            r#"{"g": {"nodes": [{"a": [1, "x]\"y"]}, "s", 2, {}, []], "n": 1}}"#,
+            r#"{"g": {"nodes": {"k": {"b": "}"}, "j": -0, "k": [3]}}}"#,
+            "{\"g\": {\"nodes\": [{\"a\": 1,}, {\"b\": 2}]}}",
+            "{\"g\": {\"nodes\": [{\"a\": nul}]}}",
+            "{\"g\": {\"nodes\": [{\"a\": 1]}]}}",
+            "{\"g\": {\"nodes\": [1 2]}}",
+            "{\"g\": {\"nodes\": [{\"s\": \"tab\there\"}]}}",
+            "{\"g\": {\"nodes\": [\n{\"a\":\n [01]}]}}",
+            "{\"g\": {\"nodes\": [{\"a\": \"open]}]}}",
+        ];
+        for doc in docs {
+            let theirs: serde_json::Result<serde_json::Value> = serde_json::from_str(doc);
+            let ours = parse_with_lazy_items(doc.as_bytes(), &[&["g", "nodes"]]).and_then(|root| {
+                let items = root.get("g").and_then(|g| g.get("nodes")).unwrap();
+                let expanded = match items {
+                    Json::Array(v) => v
+                        .iter()
+                        .map(|i| expand(doc.as_bytes(), i).map(|t| t.to_value()))
+                        .collect::<serde_json::Result<Vec<_>>>()
+                        .map(serde_json::Value::Array)?,
+                    Json::Object(e) => e
+                        .iter()
+                        .map(|(k, i)| Ok((k.to_string(), expand(doc.as_bytes(), i)?.to_value())))
+                        .collect::<serde_json::Result<serde_json::Map<_, _>>>()
+                        .map(serde_json::Value::Object)?,
+                    other => panic!("{doc}: {other:?}"),
+                };
+                let mut whole = root.to_value();
+                whole["g"]["nodes"] = expanded;
+                Ok(whole)
+            });
+            match (ours, theirs) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{doc}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{doc}"),
+                (a, b) => panic!("{doc}: {a:?} vs {b:?}"),
+            }
         }
     }
 
