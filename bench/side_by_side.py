@@ -168,17 +168,24 @@ NOT_KERNELS = {"parameter", "constant", "bitcast", "tuple", "get-tuple-element"}
 
 
 def count_kernels(exe):
+    """(kernels, kernels by kind) of the entry computation of XLA's optimized module:
+    each instruction that is not a parameter, constant, bitcast or tuple, fusions by
+    their fusion kind (`fusion:kLoop`, `fusion:kOutput`, ...)."""
     import re
 
     text = exe.hlo_modules()[0].to_string()
     entry = text[text.index("\nENTRY") :]
     entry = entry[: entry.index("\n}")]
-    count = 0
+    kinds = {}
     for line in entry.splitlines()[1:]:
         m = re.match(r"\s*(?:ROOT )?%\S+ = .*?\s([a-z][a-z0-9-]*)\(", line)
         if m and m.group(1) not in NOT_KERNELS:
-            count += 1
-    return count
+            kind = m.group(1)
+            if kind == "fusion":
+                k = re.search(r"kind=(k\w+)", line)
+                kind += ":" + (k.group(1) if k else "?")
+            kinds[kind] = kinds.get(kind, 0) + 1
+    return sum(kinds.values()), dict(sorted(kinds.items()))
 
 
 def torchax_export(torch, torchax, pt2):
@@ -274,7 +281,7 @@ def bench_model(m, cpu, device, spec, torch, torchax, jax, xla_client):
             start = time.perf_counter()
             exe = cpu.compile_and_load(text, xla_client.DeviceList((device,)), xla_client.CompileOptions())
             entry["xla_compile_s"] = time.perf_counter() - start
-            entry["kernels"] = count_kernels(exe)
+            entry["kernels"], entry["kernel_kinds"] = count_kernels(exe)
             dev_args = [jax.device_put(a, device) for a in args]
             jax.block_until_ready(dev_args)
             outputs = exe.execute(dev_args)
