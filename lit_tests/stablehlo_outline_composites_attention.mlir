@@ -3,8 +3,9 @@
 // written as Hugging Face's eager attention does: Q K^T * scale + mask, softmax, @ V.
 // A constant lower-triangular mask becomes is_causal = true and no operand; a
 // repeat_kv of K and V becomes enable_gqa = true with the unrepeated key and value as
-// operands; any other mask is an operand. It must not fire on a softmax over another
-// axis or when an intermediate is read outside.
+// operands; any other mask is an operand. Core ATen's bmm form (3-d matmuls between
+// reshapes) matches too. It must not fire on a softmax over another axis, when an
+// intermediate is read outside, or on a bmm whose reshapes do not restore the batch.
 //
 // RUN: tpuc opt %s --pass-pipeline=aten-outline-composites,lower-aten-to-stablehlo,stablehlo-fold-constants,stablehlo-simplify,stablehlo-fold-transpose,stablehlo-dce,stablehlo-cse,stablehlo-outline-composites,stablehlo-dce,verify-stablehlo | FileCheck %s
 
@@ -96,4 +97,52 @@
   %p = "aten._softmax.default"(%a) {dim = -1 : i64, half_to_float = false, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
   %o = "aten.matmul.default"(%p, %v) {operand_names = ["self", "other"]} : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
   "func.return"(%o, %sc) : (tensor<1x4x4x8xf32>, tensor<1x4x4x4xf32>) -> ()
+}) : () -> ()
+
+// CHECK-LABEL: sym_name = "bmm_gqa"
+// CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[K:%arg[0-9]+]]: tensor<1x2x4x8xf32>, [[V:%arg[0-9]+]]: tensor<1x2x4x8xf32>):
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[Q]], [[K]], [[V]]) {composite_attributes = {enable_gqa = true, operand_names = ["query", "key", "value"], scale = 0.35355338454246521 : f64}, decomposition = @aten.scaled_dot_product_attention.default.impl_{{[0-9]+}}
+// CHECK-NEXT: "func.return"([[O]])
+
+// CHECK-LABEL: sym_name = "bmm_output_left_collapsed"
+// CHECK-NOT: scaled_dot_product_attention
+// CHECK: "func.return"
+
+// Core ATen's bmm form: reshapes around 3-d matmuls, K transposed before its reshape,
+// the repeat_kv of V reshaped straight to 3-d.
+"func.func"() <{function_type = (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32>, sym_name = "bmm_gqa"}> ({
+^bb0(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>):
+  %kr = "aten.unsqueeze.default"(%k) {dim = 2 : i64, operand_names = ["self"]} : (tensor<1x2x4x8xf32>) -> tensor<1x2x1x4x8xf32>
+  %ke = "aten.expand.default"(%kr) {size = array<i64: 1, 2, 2, 4, 8>, operand_names = ["self"]} : (tensor<1x2x1x4x8xf32>) -> tensor<1x2x2x4x8xf32>
+  %k4 = "aten.view.default"(%ke) {size = array<i64: 1, 4, 4, 8>, operand_names = ["self"]} : (tensor<1x2x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %vr = "aten.unsqueeze.default"(%v) {dim = 2 : i64, operand_names = ["self"]} : (tensor<1x2x4x8xf32>) -> tensor<1x2x1x4x8xf32>
+  %ve = "aten.expand.default"(%vr) {size = array<i64: 1, 2, 2, 4, 8>, operand_names = ["self"]} : (tensor<1x2x1x4x8xf32>) -> tensor<1x2x2x4x8xf32>
+  %v3 = "aten.view.default"(%ve) {size = array<i64: 4, 4, 8>, operand_names = ["self"]} : (tensor<1x2x2x4x8xf32>) -> tensor<4x4x8xf32>
+  %kt = "aten.transpose.int"(%k4) {dim0 = -2 : i64, dim1 = -1 : i64, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<1x4x8x4xf32>
+  %q3 = "aten.view.default"(%q) {size = array<i64: 4, 4, 8>, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<4x4x8xf32>
+  %kt3 = "aten.view.default"(%kt) {size = array<i64: 4, 8, 4>, operand_names = ["self"]} : (tensor<1x4x8x4xf32>) -> tensor<4x8x4xf32>
+  %s3 = "aten.bmm.default"(%q3, %kt3) {operand_names = ["self", "mat2"]} : (tensor<4x4x8xf32>, tensor<4x8x4xf32>) -> tensor<4x4x4xf32>
+  %s = "aten.view.default"(%s3) {size = array<i64: 1, 4, 4, 4>, operand_names = ["self"]} : (tensor<4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %sc = "aten.mul.Tensor"(%s) {other = 0.35355339059327379 : f64, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = "aten._softmax.default"(%sc) {dim = -1 : i64, half_to_float = false, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p3 = "aten.view.default"(%p) {size = array<i64: 4, 4, 4>, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<4x4x4xf32>
+  %o3 = "aten.bmm.default"(%p3, %v3) {operand_names = ["self", "mat2"]} : (tensor<4x4x4xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  %o = "aten.view.default"(%o3) {size = array<i64: 1, 4, 4, 8>, operand_names = ["self"]} : (tensor<4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  "func.return"(%o) : (tensor<1x4x4x8xf32>) -> ()
+}) : () -> ()
+
+// The bmm form with a reshape that does not restore the batch dimensions.
+"func.func"() <{function_type = (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<4x4x8xf32>, sym_name = "bmm_output_left_collapsed"}> ({
+^bb0(%q: tensor<1x4x4x8xf32>, %k: tensor<1x4x4x8xf32>, %v: tensor<1x4x4x8xf32>):
+  %kt = "aten.transpose.int"(%k) {dim0 = -2 : i64, dim1 = -1 : i64, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<1x4x8x4xf32>
+  %q3 = "aten.view.default"(%q) {size = array<i64: 4, 4, 8>, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<4x4x8xf32>
+  %kt3 = "aten.view.default"(%kt) {size = array<i64: 4, 8, 4>, operand_names = ["self"]} : (tensor<1x4x8x4xf32>) -> tensor<4x8x4xf32>
+  %s3 = "aten.bmm.default"(%q3, %kt3) {operand_names = ["self", "mat2"]} : (tensor<4x4x8xf32>, tensor<4x8x4xf32>) -> tensor<4x4x4xf32>
+  %s = "aten.view.default"(%s3) {size = array<i64: 1, 4, 4, 4>, operand_names = ["self"]} : (tensor<4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %sc = "aten.mul.Tensor"(%s) {other = 0.35355339059327379 : f64, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = "aten._softmax.default"(%sc) {dim = -1 : i64, half_to_float = false, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p3 = "aten.view.default"(%p) {size = array<i64: 4, 4, 4>, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<4x4x4xf32>
+  %v3 = "aten.view.default"(%v) {size = array<i64: 4, 4, 8>, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<4x4x8xf32>
+  %o3 = "aten.bmm.default"(%p3, %v3) {operand_names = ["self", "mat2"]} : (tensor<4x4x4xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  "func.return"(%o3) : (tensor<4x4x8xf32>) -> ()
 }) : () -> ()

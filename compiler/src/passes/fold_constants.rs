@@ -378,12 +378,6 @@ fn ptrs(v: &[MlirValue]) -> Vec<usize> {
     v.iter().map(|x| key(*x)).collect()
 }
 
-fn int_attr(op: MlirOperation, name: &str) -> Option<i64> {
-    let a = ir::attribute(op, name)?;
-    // SAFETY: guarded by the integer attribute test.
-    unsafe { mlir_sys::mlirAttributeIsAInteger(a).then(|| mlir_sys::mlirIntegerAttrGetValueInt(a)) }
-}
-
 fn read_constant(op: MlirOperation, ty: &TensorType) -> Option<Lit> {
     let attr = ir::attribute(op, "value")?;
     let n = elements(&ty.shape);
@@ -511,7 +505,7 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
     match name {
         "constant" => Some(vec![read_constant(op, &ty)?]),
         "iota" => {
-            let dim = int_attr(op, "iota_dimension")? as usize;
+            let dim = ir::i64_attribute(op, "iota_dimension")? as usize;
             if dim >= ty.rank() {
                 return None;
             }
@@ -594,7 +588,7 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
             one(pick(&x.v, &at)?)
         }
         "concatenate" => {
-            let dim = int_attr(op, "dimension")? as usize;
+            let dim = ir::i64_attribute(op, "dimension")? as usize;
             if dim >= ty.rank() || args.iter().any(|a| a.ty.rank() != ty.rank()) {
                 return None;
             }

@@ -222,6 +222,13 @@ pub fn attribute(op: MlirOperation, name: &str) -> Option<mlir_sys::MlirAttribut
     (!a.ptr.is_null()).then_some(a)
 }
 
+/// Integer attribute `name` of `op`.
+pub fn i64_attribute(op: MlirOperation, name: &str) -> Option<i64> {
+    let a = attribute(op, name)?;
+    // SAFETY: guarded by the integer attribute test.
+    unsafe { mlir_sys::mlirAttributeIsAInteger(a).then(|| mlir_sys::mlirIntegerAttrGetValueInt(a)) }
+}
+
 /// Every attribute of `op`, in its dictionary's (sorted) order.
 pub fn named_attributes(op: MlirOperation) -> Vec<mlir_sys::MlirNamedAttribute> {
     // SAFETY: `op` is live; positions are in range.

@@ -25,30 +25,39 @@
 //! with a fused kernel reads each key/value head once. The decomposition still holds
 //! the repeat (XLA materializes it, as before).
 //!
-//! Not matched (left as they are): Core ATen's 3-d `bmm` form with its reshapes and
-//! pre-scaled operands, boolean masks that are not constant, softmax that is not a
+//! Core ATen's 3-d form matches too: each matmul as `bmm` between reshapes that
+//! collapse the batch dimensions into one and restore them after (`K` transposed
+//! before its reshape, the `repeat_kv` of `V` reshaped straight to 3-d).
+//!
+//! Not matched (left as they are): pre-scaled operands (`Q * s` and `K * s` before the
+//! product, as torch's own SDPA decomposition writes it), boolean masks that are not
+//! constant, softmax that is not a
 //! composite (at `-O1` and below), dtype-changing forms, and any intermediate read
 //! outside the pattern.
 
 use mlir_sys::{MlirOperation, MlirValue};
-use tpuc_dialects::stablehlo::attr_list_field;
 use tpuc_runtime::DType;
 
-use super::{binary, def, either, float_attr, ir, is, result, same, ty, Found};
+use super::{
+    binary, composite_attribute, def, dot_dims, either, float_attr, ir, is, result, same, ty, Found,
+};
 
 pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
-    let (p, v_in) = binary(root, "stablehlo.dot_general")?;
+    if !is(root, "stablehlo.dot_general") && !is(root, "stablehlo.reshape") {
+        return None;
+    }
     let out_t = ty(result(root))?;
+    let r = out_t.shape.len();
+    let pv = matmul(result(root), r)?;
+    if pv.b_contract != r as i64 - 2 {
+        return None;
+    }
+    let (p, v_in) = (pv.a, pv.b);
     let p_t = ty(p)?;
-    let r = p_t.shape.len();
-    if r < 3 || !matches!(p_t.dtype, DType::F32 | DType::F64) {
+    if r < 3 || p_t.shape.len() != r || !matches!(p_t.dtype, DType::F32 | DType::F64) {
         return None;
     }
-    let batch: Vec<i64> = (0..r as i64 - 2).collect();
-    if !dot_dims(root, &batch, r as i64 - 1, r as i64 - 2) {
-        return None;
-    }
-    let mut ops = vec![root];
+    let mut ops = pv.ops;
 
     // The softmax over the last dimension.
     let soft = def(p, "stablehlo.composite")?;
@@ -98,12 +107,12 @@ pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
         }
         None => scaled,
     };
-    let qk = def(scores, "stablehlo.dot_general")?;
-    ops.push(qk);
-    let (q, k_in) = binary(qk, "stablehlo.dot_general")?;
-    let k_in = if dot_dims(qk, &batch, r as i64 - 1, r as i64 - 1) {
+    let qk = matmul(scores, r)?;
+    ops.extend(qk.ops);
+    let (q, k_in) = (qk.a, qk.b);
+    let k_in = if qk.b_contract == r as i64 - 1 {
         k_in
-    } else if dot_dims(qk, &batch, r as i64 - 1, r as i64 - 2) {
+    } else if ty(k_in)?.shape.len() == r {
         // K given transposed: take the transpose into the pattern.
         let t = def(k_in, "stablehlo.transpose")?;
         let mut swap: Vec<i64> = (0..r as i64).collect();
@@ -119,7 +128,8 @@ pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
 
     // Grouped-query attention: both K and V repeated the same number of times.
     let (mut key, mut value, mut gqa) = (k_in, v_in, false);
-    if let (Some((k0, k_ops, nk)), Some((v0, v_ops, nv))) = (repeat_kv(k_in), repeat_kv(v_in)) {
+    if let (Some((k0, k_ops, nk)), Some((v0, v_ops, nv))) = (repeat_kv(k_in, r), repeat_kv(v_in, r))
+    {
         if nk == nv {
             key = k0;
             value = v0;
@@ -161,16 +171,85 @@ pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
     })
 }
 
-/// `op`'s dot dimension numbers are `batch` on both sides and one contracting
-/// dimension each.
-fn dot_dims(op: MlirOperation, batch: &[i64], lhs: i64, rhs: i64) -> bool {
-    let Some(text) = ir::attribute_text(op, "dot_dimension_numbers") else {
-        return false;
+/// A batched matmul of rank-`r` operands producing `v`.
+struct Matmul {
+    a: MlirValue,
+    /// The right operand, of rank `r`; in the `bmm` form, its 3-d reshape when that
+    /// reshape reads a value of another rank (a `repeat_kv` broadcast: see
+    /// [`repeat_kv`]).
+    b: MlirValue,
+    /// `b`'s contracted dimension, counted in rank `r` (`r - 1` or `r - 2`).
+    b_contract: i64,
+    ops: Vec<MlirOperation>,
+}
+
+/// `v` as one `dot_general` over the last dimension of `a` with every dimension before
+/// the last two batched, or as Core ATen's `bmm` form of it:
+/// `reshape(dot_general(reshape(a), reshape(b)))`, the batch dimensions collapsed into
+/// one and restored after.
+fn matmul(v: MlirValue, r: usize) -> Option<Matmul> {
+    let op = ir::defining_op(v)?;
+    let ri = r as i64;
+    if r < 3 {
+        return None;
+    }
+    if is(op, "stablehlo.dot_general") {
+        let (a, b) = binary(op, "stablehlo.dot_general")?;
+        let batch: Vec<i64> = (0..ri - 2).collect();
+        let b_contract = [ri - 1, ri - 2]
+            .into_iter()
+            .find(|&c| dot_dims(op, &batch, ri - 1, c))?;
+        return Some(Matmul {
+            a,
+            b,
+            b_contract,
+            ops: vec![op],
+        });
+    }
+    let dot = def(ir::operands(op).first().copied()?, "stablehlo.dot_general")
+        .filter(|_| is(op, "stablehlo.reshape"))?;
+    let (a3, b3) = binary(dot, "stablehlo.dot_general")?;
+    let b_contract = if dot_dims(dot, &[0], 2, 2) {
+        ri - 1
+    } else if dot_dims(dot, &[0], 2, 1) {
+        ri - 2
+    } else {
+        return None;
     };
-    attr_list_field(&text, "lhs_batching_dimensions") == batch
-        && attr_list_field(&text, "rhs_batching_dimensions") == batch
-        && attr_list_field(&text, "lhs_contracting_dimensions") == [lhs]
-        && attr_list_field(&text, "rhs_contracting_dimensions") == [rhs]
+    let vt = ty(v)?;
+    if vt.shape.len() != r {
+        return None;
+    }
+    let lead = &vt.shape[..r - 2];
+    let rows: i64 = lead.iter().product();
+    // `x` (rank r, leading dimensions `lead`) reshaped to `[rows, ., .]` is `x3`.
+    let collapses = |x: MlirValue, x3: MlirValue| {
+        let (Some(xt), Some(x3t)) = (ty(x), ty(x3)) else {
+            return false;
+        };
+        xt.shape.len() == r
+            && xt.shape[..r - 2] == *lead
+            && x3t.shape[..] == [rows, xt.shape[r - 2], xt.shape[r - 1]]
+    };
+    let ra = def(a3, "stablehlo.reshape")?;
+    let a = ir::operands(ra)[0];
+    if !collapses(a, a3) {
+        return None;
+    }
+    let mut ops = vec![op, dot, ra];
+    let b = match def(b3, "stablehlo.reshape") {
+        Some(rb) if collapses(ir::operands(rb)[0], b3) => {
+            ops.push(rb);
+            ir::operands(rb)[0]
+        }
+        _ => b3,
+    };
+    Some(Matmul {
+        a,
+        b,
+        b_contract,
+        ops,
+    })
 }
 
 /// A softmax composite (`aten._softmax.default` without `half_to_float`, or
@@ -180,22 +259,11 @@ fn is_last_dim_softmax(op: MlirOperation, rank: usize, dtype: DType) -> bool {
         DType::F32 => "\"f32\"",
         _ => "\"f64\"",
     };
-    let Some(attrs) = ir::attribute(op, "composite_attributes") else {
+    if ir::attribute(op, "composite_attributes").is_none() {
         return false;
-    };
+    }
     let name = ir::attribute_text(op, "name").unwrap_or_default();
-    // SAFETY: the attribute is checked to be a dictionary before it is read.
-    let entry = |key: &str| unsafe {
-        if !mlir_sys::mlirAttributeIsADictionary(attrs) {
-            return None;
-        }
-        let k = mlir_sys::MlirStringRef {
-            data: key.as_ptr() as *const _,
-            length: key.len(),
-        };
-        let a = mlir_sys::mlirDictionaryAttrGetElementByName(attrs, k);
-        (!a.ptr.is_null()).then(|| melior::ir::Attribute::from_raw(a).to_string())
-    };
+    let entry = |key: &str| composite_attribute(op, key);
     let dim_ok = entry("dim").is_some_and(|d| {
         let d = d.trim_end_matches(" : i64");
         d == "-1" || d == (rank - 1).to_string()
@@ -209,15 +277,19 @@ fn is_last_dim_softmax(op: MlirOperation, rank: usize, dtype: DType) -> bool {
 }
 
 /// The scale applied to `v`: `(c, Some(op))` for `S * c` or `S / c` (`1/c`) with a
-/// splat `c`, `(1.0, None)` when `v` is the scores' `dot_general` itself.
+/// splat `c`, `(1.0, None)` when `v` is the scores' product itself.
 fn scale_of(v: MlirValue) -> Option<(f64, Option<MlirOperation>)> {
+    // The scores' product: a `dot_general`, or the reshape after one (`bmm` form;
+    // `matmul` checks which).
+    let is_product =
+        |op: MlirOperation| is(op, "stablehlo.dot_general") || is(op, "stablehlo.reshape");
     let op = ir::defining_op(v)?;
-    if is(op, "stablehlo.dot_general") {
+    if is_product(op) {
         return Some((1.0, None));
     }
     let (a, c) = binary(op, ir::op_name(op))?;
     let c = ir::splat_value(c)?;
-    let from_dot = def(a, "stablehlo.dot_general").is_some();
+    let from_dot = ir::defining_op(a).is_some_and(is_product);
     match ir::op_name(op) {
         "stablehlo.multiply" if from_dot => Some((c, Some(op))),
         "stablehlo.divide" if from_dot && c != 0.0 => Some((1.0 / c, Some(op))),
@@ -314,12 +386,11 @@ fn is_causal_select(c: MlirValue) -> bool {
 /// Hugging Face's `repeat_kv(x, n)` on `[..., H, S, D]`: `reshape(broadcast_in_dim(x'))`
 /// to `[..., H*n, S, D]`, where `x'` is `x` (broadcast dimensions skipping the new
 /// axis) or `reshape(x)` with a unit axis after the heads. Returns `x`, the ops and `n`.
-fn repeat_kv(v: MlirValue) -> Option<(MlirValue, Vec<MlirOperation>, i64)> {
+fn repeat_kv(v: MlirValue, r: usize) -> Option<(MlirValue, Vec<MlirOperation>, i64)> {
     let outer = def(v, "stablehlo.reshape")?;
     let b = def(ir::operands(outer)[0], "stablehlo.broadcast_in_dim")?;
     let src = ir::operands(b)[0];
     let (bt, vt) = (ty(result(b))?, ty(v)?);
-    let r = vt.shape.len();
     if bt.shape.len() != r + 1 || r < 3 {
         return None;
     }
@@ -328,7 +399,13 @@ fn repeat_kv(v: MlirValue) -> Option<(MlirValue, Vec<MlirOperation>, i64)> {
     let mut expect = bt.shape[..=h].to_vec();
     expect[h] *= n;
     expect.extend_from_slice(&bt.shape[h + 2..]);
-    if vt.shape != expect || n < 2 {
+    // Core ATen's bmm form reshapes the repeat straight to its 3-d operand.
+    let collapsed = [
+        expect[..r - 2].iter().product(),
+        expect[r - 2],
+        expect[r - 1],
+    ];
+    if (vt.shape != expect && vt.shape[..] != collapsed[..]) || n < 2 {
         return None;
     }
     let dims = ir::i64_array(b, "broadcast_dimensions")?;

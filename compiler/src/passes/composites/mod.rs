@@ -27,6 +27,8 @@
 //! | GELU, tanh form | `aten.gelu.default` | `approximate = "tanh"` | `x` |
 //! | SiLU | `aten.silu.default` | (none) | `x` |
 //! | scaled dot-product attention | `aten.scaled_dot_product_attention.default` | `scale : f64`, `is_causal`, `enable_gqa` (when true), `operand_names` | `query`, `key`, `value`, `attn_mask` if not causal |
+//! | gated MLP (SwiGLU, GeGLU) | `tpuc.gated_mlp` | `activation = "silu"`, `"gelu"` or `"gelu_tanh"` | `x`, gate, up and down weights (`[out, in]`) |
+//! | rotary position embedding (`rotate_half`) | `tpuc.rotary_embedding` | `interleaved = false` | `x`, `cos`, `sin` (all of `x`'s shape) |
 //!
 //! `odml.*` is the namespace of Google AI Edge (ai-edge-torch emits, LiteRT consumes
 //! `odml.rms_norm` with an `epsilon` attribute and `(input, scale)` operands). For ops
@@ -34,10 +36,15 @@
 //! overload with the overload's arguments as attributes (`aten.gelu.default` with
 //! `approximate`); the softmax, layer norm and SiLU composites use the same convention.
 //! `eps`/`epsilon` have the element type of the normalized values (`f32`, `f64`).
+//! `tpuc.gated_mlp` and `tpuc.rotary_embedding` are tpuc's own: no producer or consumer
+//! of composites names these computations yet (`mlp.rs` and `rotary.rs` give their
+//! operands and meaning).
 
 mod activations;
 mod attention;
+mod mlp;
 mod norms;
+mod rotary;
 mod softmax;
 
 use std::collections::{HashMap, HashSet};
@@ -57,7 +64,7 @@ impl Pass for OutlineComposites {
         "stablehlo-outline-composites"
     }
     fn description(&self) -> &'static str {
-        "wrap attention, softmax, layer/RMS norm, GELU (tanh) and SiLU subgraphs in stablehlo.composite ops"
+        "wrap attention, gated MLPs, rotary embeddings, softmax, layer/RMS norm, GELU (tanh) and SiLU subgraphs in stablehlo.composite ops"
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
         let funcs = ir::named_function_blocks(&module);
@@ -126,7 +133,9 @@ type Matcher = fn(MlirOperation) -> Option<Found>;
 /// (in the root's block, as `outline` requires): a function without that op cannot
 /// match the pattern, which is then not tried on its ops at all.
 const MATCHERS: &[(&str, Matcher)] = &[
+    ("stablehlo.dot_general", mlp::gated_mlp),
     ("stablehlo.composite", attention::sdpa),
+    ("stablehlo.negate", rotary::rope),
     ("stablehlo.exponential", softmax::softmax),
     ("stablehlo.rsqrt", norms::layer_norm),
     ("stablehlo.rsqrt", norms::rms_norm),
@@ -416,6 +425,38 @@ pub(super) fn broadcast(v: MlirValue) -> Option<(MlirOperation, MlirValue, Vec<i
     let op = def(v, "stablehlo.broadcast_in_dim")?;
     let dims = ir::i64_array(op, "broadcast_dimensions")?;
     Some((op, ir::operands(op)[0], dims))
+}
+
+/// `op`'s dot dimension numbers are `batch` on both sides and one contracting
+/// dimension each.
+pub(super) fn dot_dims(op: MlirOperation, batch: &[i64], lhs: i64, rhs: i64) -> bool {
+    use tpuc_dialects::stablehlo::attr_list_field;
+    let Some(text) = ir::attribute_text(op, "dot_dimension_numbers") else {
+        return false;
+    };
+    attr_list_field(&text, "lhs_batching_dimensions") == batch
+        && attr_list_field(&text, "rhs_batching_dimensions") == batch
+        && attr_list_field(&text, "lhs_contracting_dimensions") == [lhs]
+        && attr_list_field(&text, "rhs_contracting_dimensions") == [rhs]
+}
+
+/// Entry `key` of composite `op`'s `composite_attributes`, printed (`-1 : i64`,
+/// `"tanh"`); `None` when it has no such entry.
+pub(super) fn composite_attribute(op: MlirOperation, key: &str) -> Option<String> {
+    let attrs = ir::attribute(op, "composite_attributes")?;
+    // SAFETY: the attribute is checked to be a dictionary before it is read; the key
+    // outlives the call.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsADictionary(attrs) {
+            return None;
+        }
+        let k = mlir_sys::MlirStringRef {
+            data: key.as_ptr() as *const _,
+            length: key.len(),
+        };
+        let a = mlir_sys::mlirDictionaryAttrGetElementByName(attrs, k);
+        (!a.ptr.is_null()).then(|| melior::ir::Attribute::from_raw(a).to_string())
+    }
 }
 
 /// The reductions the patterns read.

@@ -1,0 +1,146 @@
+//! Gated MLPs: `down(act(gate(x)) * up(x))`, the feed-forward block of Llama-family
+//! decoders (SwiGLU, act = SiLU) and of Gemma (GeGLU, act = GELU), each projection a
+//! Linear without bias.
+//!
+//! - A Linear is a `dot_general` of its input (last dimension contracted, no batch
+//!   dimensions) with a weight in `nn.Linear`'s layout `[out, in]`, contracted on its
+//!   dimension 1 (what `stablehlo-fold-transpose` leaves of `x @ W^T`). An input of
+//!   rank above 2 may first be reshaped to `[rows, in]` and the product back to
+//!   `[..., out]` (Core ATen's `view`, `mm`, `view`); both reshapes then keep the
+//!   leading dimensions.
+//! - The activation is an `aten.silu.default` or `aten.gelu.default` composite (from
+//!   `aten-outline-composites`), or SiLU written out as `g * logistic(g)`.
+//! - The gate and up projections read the same input.
+//!
+//! The composite is `tpuc.gated_mlp` (no producer or consumer of composites names
+//! this computation yet) with `activation = "silu" | "gelu" | "gelu_tanh"` and the
+//! operands `x`, gate weight, up weight, down weight, each weight `[out, in]`:
+//! `down_weight · (act(gate_weight · x) ⊙ (up_weight · x))` over the last dimension of
+//! `x`. It does not fire on projections with a bias, a weight in `[in, out]` layout,
+//! gate and up reading different inputs, or any intermediate read outside the block.
+
+use mlir_sys::{MlirOperation, MlirValue};
+use tpuc_dialects::TensorType;
+
+use super::{composite_attribute, def, dot_dims, either, ir, is, result, same, ty, Found};
+
+pub(super) fn gated_mlp(root: MlirOperation) -> Option<Found> {
+    if !is(root, "stablehlo.reshape") && !is(root, "stablehlo.dot_general") {
+        return None;
+    }
+    let down = linear(result(root))?;
+    let product = def(down.input, "stablehlo.multiply")?;
+    let (activation, act_ops, gate, up) =
+        either(product, "stablehlo.multiply", |activated, up_out| {
+            let (name, pre, act_ops) = activation(activated)?;
+            let gate = linear(pre)?;
+            let up = linear(up_out)?;
+            same(gate.input, up.input).then_some((name, act_ops, gate, up))
+        })?;
+    let t = ty(gate.input)?;
+    let all = [gate.weight, up.weight, down.weight, result(root)];
+    if !t.dtype.is_float()
+        || !all
+            .iter()
+            .all(|v| ty(*v).is_some_and(|u| u.dtype == t.dtype))
+    {
+        return None;
+    }
+    let mut ops = vec![product];
+    ops.extend(act_ops);
+    for l in [&gate, &up, &down] {
+        ops.extend(&l.ops);
+    }
+    Some(Found {
+        name: "tpuc.gated_mlp",
+        attributes: vec![("activation", format!("\"{activation}\""))],
+        inputs: vec![gate.input, gate.weight, up.weight, down.weight],
+        ops,
+        root,
+    })
+}
+
+/// A bias-free Linear producing `v`.
+struct Linear {
+    /// What the Linear reads (before the reshape to rows, when there is one).
+    input: MlirValue,
+    /// `[out, in]`.
+    weight: MlirValue,
+    /// Its ops: the `dot_general` and the reshapes around it.
+    ops: Vec<MlirOperation>,
+}
+
+fn linear(v: MlirValue) -> Option<Linear> {
+    let op = ir::defining_op(v)?;
+    let (dot, after) = if is(op, "stablehlo.reshape") {
+        (def(ir::operands(op)[0], "stablehlo.dot_general")?, Some(op))
+    } else if is(op, "stablehlo.dot_general") {
+        (op, None)
+    } else {
+        return None;
+    };
+    let [lhs, weight] = ir::operands(dot)[..] else {
+        return None;
+    };
+    let (lt, wt) = (ty(lhs)?, ty(weight)?);
+    if lt.shape.is_empty()
+        || wt.shape.len() != 2
+        || !dot_dims(dot, &[], lt.shape.len() as i64 - 1, 1)
+    {
+        return None;
+    }
+    let mut ops = vec![dot];
+    let Some(after) = after else {
+        return Some(Linear {
+            input: lhs,
+            weight,
+            ops,
+        });
+    };
+    // `[lead..., in] -> [rows, in]`, then `[rows, out] -> [lead..., out]`.
+    let before = def(lhs, "stablehlo.reshape")?;
+    let input = ir::operands(before)[0];
+    let (it, ot) = (ty(input)?, ty(result(after))?);
+    let keeps_lead = |a: &TensorType, b: &TensorType| {
+        a.shape.len() == b.shape.len()
+            && a.shape.len() > 2
+            && a.shape[..a.shape.len() - 1] == b.shape[..b.shape.len() - 1]
+    };
+    let rows: i64 = it.shape[..it.shape.len().saturating_sub(1)]
+        .iter()
+        .product();
+    if !keeps_lead(&it, &ot)
+        || lt.shape.len() != 2
+        || lt.shape[0] != rows
+        || it.shape.last() != lt.shape.last()
+    {
+        return None;
+    }
+    ops.extend([before, after]);
+    Some(Linear { input, weight, ops })
+}
+
+/// The activation producing `v`: (its name in the composite, its operand, its ops).
+fn activation(v: MlirValue) -> Option<(&'static str, MlirValue, Vec<MlirOperation>)> {
+    let op = ir::defining_op(v)?;
+    if is(op, "stablehlo.composite") {
+        let [g] = ir::operands(op)[..] else {
+            return None;
+        };
+        let name = match ir::attribute_text(op, "name")?.as_str() {
+            "\"aten.silu.default\"" => "silu",
+            "\"aten.gelu.default\"" => match composite_attribute(op, "approximate").as_deref() {
+                None | Some("\"none\"") => "gelu",
+                Some("\"tanh\"") => "gelu_tanh",
+                Some(_) => return None,
+            },
+            _ => return None,
+        };
+        return (ty(g)? == ty(v)?).then(|| (name, g, vec![op]));
+    }
+    either(op, "stablehlo.multiply", |g, l| {
+        let logistic = def(l, "stablehlo.logistic")?;
+        (same(ir::operands(logistic)[0], g) && ty(g)? == ty(v)?)
+            .then(|| ("silu", g, vec![logistic, op]))
+    })
+}
