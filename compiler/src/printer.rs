@@ -423,6 +423,10 @@ pub fn print(module: &Module<'_>) -> Option<String> {
         ctx: unsafe { mlir_sys::mlirOperationGetContext(op) },
     };
     p.number(op)?;
+    // Room for the whole text at once (about 320 bytes an op on large graphs): growing
+    // by doubling would copy it several times and fault in twice the pages. Capacity
+    // that is not written is never touched.
+    p.out.reserve((p.results.len() + p.args.len()) * 384);
     p.op(op, 0)?;
     p.out.push('\n');
     Some(p.out)

@@ -46,6 +46,16 @@ pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
     if !is(root, "stablehlo.dot_general") && !is(root, "stablehlo.reshape") {
         return None;
     }
+    // A cheap test first (this runs on every product and reshape): the probabilities,
+    // through the bmm form's reshape, come from a composite.
+    let dot = if is(root, "stablehlo.dot_general") {
+        root
+    } else {
+        def(*ir::operands(root).first()?, "stablehlo.dot_general")?
+    };
+    let lhs = *ir::operands(dot).first()?;
+    let lhs = def(lhs, "stablehlo.reshape").map_or(lhs, |r| ir::operands(r)[0]);
+    def(lhs, "stablehlo.composite")?;
     let out_t = ty(result(root))?;
     let r = out_t.shape.len();
     let pv = matmul(result(root), r)?;

@@ -43,6 +43,7 @@ pub(super) fn gated_mlp(root: MlirOperation) -> Option<Found> {
         || !all
             .iter()
             .all(|v| ty(*v).is_some_and(|u| u.dtype == t.dtype))
+        || ![&gate, &up, &down].iter().all(|l| l.dims_ok())
     {
         return None;
     }
@@ -60,14 +61,27 @@ pub(super) fn gated_mlp(root: MlirOperation) -> Option<Found> {
     })
 }
 
-/// A bias-free Linear producing `v`.
+/// A bias-free Linear producing `v` (its dimension numbers checked by
+/// [`Linear::dims_ok`], the costly part, once everything else matched).
 struct Linear {
     /// What the Linear reads (before the reshape to rows, when there is one).
     input: MlirValue,
     /// `[out, in]`.
     weight: MlirValue,
+    dot: MlirOperation,
     /// Its ops: the `dot_general` and the reshapes around it.
     ops: Vec<MlirOperation>,
+}
+
+impl Linear {
+    /// The product contracts the last dimension of its input with the weight's
+    /// dimension 1, nothing batched.
+    fn dims_ok(&self) -> bool {
+        let [lhs, _] = ir::operands(self.dot)[..] else {
+            return false;
+        };
+        ty(lhs).is_some_and(|t| dot_dims(self.dot, &[], t.shape.len() as i64 - 1, 1))
+    }
 }
 
 fn linear(v: MlirValue) -> Option<Linear> {
@@ -83,10 +97,7 @@ fn linear(v: MlirValue) -> Option<Linear> {
         return None;
     };
     let (lt, wt) = (ty(lhs)?, ty(weight)?);
-    if lt.shape.is_empty()
-        || wt.shape.len() != 2
-        || !dot_dims(dot, &[], lt.shape.len() as i64 - 1, 1)
-    {
+    if lt.shape.is_empty() || wt.shape.len() != 2 {
         return None;
     }
     let mut ops = vec![dot];
@@ -94,6 +105,7 @@ fn linear(v: MlirValue) -> Option<Linear> {
         return Some(Linear {
             input: lhs,
             weight,
+            dot,
             ops,
         });
     };
@@ -117,7 +129,12 @@ fn linear(v: MlirValue) -> Option<Linear> {
         return None;
     }
     ops.extend([before, after]);
-    Some(Linear { input, weight, ops })
+    Some(Linear {
+        input,
+        weight,
+        dot,
+        ops,
+    })
 }
 
 /// The activation producing `v`: (its name in the composite, its operand, its ops).
