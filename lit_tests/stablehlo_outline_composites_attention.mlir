@@ -3,7 +3,8 @@
 // written as Hugging Face's eager attention does: Q K^T * scale + mask, softmax, @ V.
 // A constant lower-triangular mask becomes is_causal = true and no operand; a
 // repeat_kv of K and V becomes enable_gqa = true with the unrepeated key and value as
-// operands; any other mask is an operand. Core ATen's bmm form (3-d matmuls between
+// operands, and the decomposition computes it over groups of query heads without
+// repeating K and V; any other mask is an operand. Core ATen's bmm form (3-d matmuls between
 // reshapes) matches too. It must not fire on a softmax over another axis, when an
 // intermediate is read outside, or on a bmm whose reshapes do not restore the batch.
 //
@@ -11,7 +12,7 @@
 
 // CHECK-LABEL: sym_name = "gqa_causal"
 // CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[K:%arg[0-9]+]]: tensor<1x2x4x8xf32>, [[V:%arg[0-9]+]]: tensor<1x2x4x8xf32>):
-// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[Q]], [[K]], [[V]]) {composite_attributes = {enable_gqa = true, is_causal = true, operand_names = ["query", "key", "value"], scale = 0.35355338454246521 : f64}, decomposition = @aten.scaled_dot_product_attention.default.impl_{{[0-9]+}}, name = "aten.scaled_dot_product_attention.default", version = 0 : i32} : (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[Q]], [[K]], [[V]]) {composite_attributes = {enable_gqa = true, is_causal = true, operand_names = ["query", "key", "value"], scale = 0.35355338454246521 : f64}, decomposition = @[[GQA:aten.scaled_dot_product_attention.default.impl_[0-9]+]], name = "aten.scaled_dot_product_attention.default", version = 0 : i32} : (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32>
 // CHECK-NEXT: "func.return"([[O]])
 
 // CHECK-LABEL: sym_name = "padding_mask"
@@ -101,12 +102,30 @@
 
 // CHECK-LABEL: sym_name = "bmm_gqa"
 // CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[K:%arg[0-9]+]]: tensor<1x2x4x8xf32>, [[V:%arg[0-9]+]]: tensor<1x2x4x8xf32>):
-// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[Q]], [[K]], [[V]]) {composite_attributes = {enable_gqa = true, operand_names = ["query", "key", "value"], scale = 0.35355338454246521 : f64}, decomposition = @aten.scaled_dot_product_attention.default.impl_{{[0-9]+}}
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[Q]], [[K]], [[V]]) {composite_attributes = {enable_gqa = true, operand_names = ["query", "key", "value"], scale = 0.35355338454246521 : f64}, decomposition = @[[BMM:aten.scaled_dot_product_attention.default.impl_[0-9]+]]
 // CHECK-NEXT: "func.return"([[O]])
 
 // CHECK-LABEL: sym_name = "bmm_output_left_collapsed"
 // CHECK-NOT: scaled_dot_product_attention
 // CHECK: "func.return"
+
+// With enable_gqa, the decomposition holds no repeat of K or V: both products run
+// over groups of query heads ([B, Hkv, G, S, D]) and the unrepeated key and value.
+// CHECK: sym_name = "[[GQA]]", sym_visibility = "private"
+// CHECK-NEXT: ^bb0([[DQ:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[DK:%arg[0-9]+]]: tensor<1x2x4x8xf32>, [[DV:%arg[0-9]+]]: tensor<1x2x4x8xf32>):
+// CHECK-NEXT: [[QG:%[0-9]+]] = "stablehlo.reshape"([[DQ]]) : (tensor<1x4x4x8xf32>) -> tensor<1x2x2x4x8xf32>
+// CHECK-NEXT: "stablehlo.dot_general"([[QG]], [[DK]]) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>
+// CHECK-NOT: "stablehlo.broadcast_in_dim"({{.*}}-> tensor<1x2x2x4x8xf32>
+// CHECK: "stablehlo.dot_general"(%{{[0-9]+}}, [[DV]]) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [2]>
+// CHECK-NEXT: "stablehlo.reshape"({{.*}}) : (tensor<1x2x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: "func.return"
+// CHECK: sym_name = "[[BMM]]", sym_visibility = "private"
+// CHECK-NEXT: ^bb0([[DQ:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[DK:%arg[0-9]+]]: tensor<1x2x4x8xf32>, [[DV:%arg[0-9]+]]: tensor<1x2x4x8xf32>):
+// CHECK-NEXT: [[QG:%[0-9]+]] = "stablehlo.reshape"([[DQ]]) : (tensor<1x4x4x8xf32>) -> tensor<1x2x2x4x8xf32>
+// CHECK-NEXT: "stablehlo.dot_general"([[QG]], [[DK]])
+// CHECK-NOT: "stablehlo.broadcast_in_dim"({{.*}}-> tensor<1x2x2x4x8xf32>
+// CHECK: "stablehlo.dot_general"(%{{[0-9]+}}, [[DV]])
+// CHECK-NEXT: "stablehlo.reshape"({{.*}}) : (tensor<1x2x2x4x8xf32>) -> tensor<4x4x8xf32>
 
 // Core ATen's bmm form: reshapes around 3-d matmuls, K transposed before its reshape,
 // the repeat_kv of V reshaped straight to 3-d.

@@ -22,8 +22,10 @@
 //! fewer heads (`reshape(broadcast_in_dim(...))` repeating each head `n` times in
 //! place), the composite takes the unrepeated key and value with `enable_gqa = true`,
 //! PyTorch's own flag for that layout (what TorchTPU's `fold_gqa` produces): a backend
-//! with a fused kernel reads each key/value head once. The decomposition still holds
-//! the repeat (XLA materializes it, as before).
+//! with a fused kernel reads each key/value head once. The decomposition has the
+//! repeat folded out too ([`fold_gqa`]): its products run over groups of query heads
+//! and the unrepeated key and value, so a backend that inlines it (XLA) never makes
+//! the repeated copy.
 //!
 //! Core ATen's 3-d form matches too: each matmul as `bmm` between reshapes that
 //! collapse the batch dimensions into one and restore them after (`K` transposed
@@ -36,6 +38,7 @@
 //! outside the pattern.
 
 use mlir_sys::{MlirOperation, MlirValue};
+use tpuc_dialects::TensorType;
 use tpuc_runtime::DType;
 
 use super::{
@@ -433,4 +436,119 @@ fn repeat_kv(v: MlirValue, r: usize) -> Option<(MlirValue, Vec<MlirOperation>, i
     unit.insert(h + 1, 1);
     (dims == identity && st.shape == unit && xt.shape.len() == r && !same(x, v))
         .then(|| (x, vec![outer, b, inner], n))
+}
+
+/// Folds the repeat of K and V out of the decomposition `body` of an `enable_gqa`
+/// composite (arguments `query`, `key`, `value`, ...), as TorchTPU's `fold_gqa` does:
+/// the two products that read the repeated heads become products over groups of
+/// query heads and the unrepeated key/value, so no repeated copy is made.
+///
+/// With `H = Hkv * G` query heads (query head `h` reads key/value head `h / G`, the
+/// layout `repeat_kv` makes), `Q` is viewed as `[..., Hkv, G, S, D]`: the scores are
+/// `dot_general` over the batch and `Hkv` dimensions contracting `D` with `K`
+/// `[..., Hkv, Sk, D]`, giving `[..., Hkv, G, S, Sk]`, and the output contracts `Sk` of
+/// the probabilities viewed the same way with `V`; each is reshaped back to the
+/// product it replaces (4-d or Core ATen's 3-d), a row-major view of the same
+/// elements. Each element is the same sum of the same products. Leaves the body as it
+/// is when it does not have exactly the two products this expects.
+pub(super) fn fold_gqa(body: mlir_sys::MlirBlock) -> Option<()> {
+    let args = ir::block_arguments(body);
+    let [q, k, v, ..] = args[..] else {
+        return None;
+    };
+    let (qt, kt, vt) = (ty(q)?, ty(k)?, ty(v)?);
+    let r = qt.shape.len();
+    if r < 3 || kt.shape.len() != r || vt.shape.len() != r {
+        return None;
+    }
+    let (h, hkv) = (qt.shape[r - 3], kt.shape[r - 3]);
+    if hkv == 0 || h % hkv != 0 || h / hkv < 2 || vt.shape[r - 3] != hkv {
+        return None;
+    }
+    let g = h / hkv;
+    let dots: Vec<MlirOperation> = ir::block_ops(body)
+        .into_iter()
+        .filter(|o| is(*o, "stablehlo.dot_general"))
+        .collect();
+    let [first, second] = dots[..] else {
+        return None;
+    };
+    // The scores read the query (maybe through the bmm form's reshape).
+    let reads_q = |op: MlirOperation| {
+        let lhs = ir::operands(op)[0];
+        same(lhs, q) || def(lhs, "stablehlo.reshape").is_some_and(|r| same(ir::operands(r)[0], q))
+    };
+    let (scores, output) = match (reads_q(first), reads_q(second)) {
+        (true, false) => (first, second),
+        (false, true) => (second, first),
+        _ => return None,
+    };
+    // The probabilities, of rank r.
+    let p = {
+        let lhs = ir::operands(output)[0];
+        match def(lhs, "stablehlo.reshape") {
+            Some(op) if ty(ir::operands(op)[0])?.shape.len() == r => ir::operands(op)[0],
+            _ => lhs,
+        }
+    };
+    let pt = ty(p)?;
+    if pt.shape.len() != r || pt.shape[r - 3] != h {
+        return None;
+    }
+    let grouped = |t: &TensorType| {
+        let mut s = t.shape[..r - 3].to_vec();
+        s.extend([hkv, g]);
+        s.extend_from_slice(&t.shape[r - 2..]);
+        TensorType::new(s, t.dtype)
+    };
+    let batch: Vec<String> = (0..r - 2).map(|d| d.to_string()).collect();
+    let batch = batch.join(", ");
+    let product = |old: MlirOperation, lhs: MlirValue, rhs: MlirValue, rhs_contract: usize| {
+        let lt = grouped(&ty(lhs)?);
+        let rt = ty(rhs)?;
+        let mut out = lt.shape[..r].to_vec();
+        out.push(rt.shape[if rhs_contract == r - 1 { r - 2 } else { r - 1 }]);
+        let out = TensorType::new(out, lt.dtype);
+        let ctx = ir::context(old);
+        let view = ir::create_op_before(
+            old,
+            "stablehlo.reshape",
+            &[lhs],
+            &[ir::parse_type(ctx, &lt.mlir())?],
+            &[],
+        );
+        let dims = format!(
+            "#stablehlo.dot<lhs_batching_dimensions = [{batch}], rhs_batching_dimensions = [{batch}], lhs_contracting_dimensions = [{}], rhs_contracting_dimensions = [{rhs_contract}]>",
+            r
+        );
+        let mut attrs = vec![("dot_dimension_numbers", ir::parse_attribute(ctx, &dims)?)];
+        if let Some(p) = ir::attribute(old, "precision_config") {
+            attrs.push(("precision_config", p));
+        }
+        let dot = ir::create_op_before(
+            old,
+            "stablehlo.dot_general",
+            &[result(view), rhs],
+            &[ir::parse_type(ctx, &out.mlir())?],
+            &attrs,
+        );
+        let back = ir::create_op_before(
+            old,
+            "stablehlo.reshape",
+            &[result(dot)],
+            &[ir::value_type(result(old))],
+            &[],
+        );
+        ir::replace_uses(result(old), result(back));
+        Some(())
+    };
+    product(scores, q, k, r - 1)?;
+    product(output, p, v, r - 2)?;
+    // The repeats and the old products are dead now.
+    for op in ir::block_ops(body).into_iter().rev() {
+        if !is(op, "func.return") && ir::results(op).iter().all(|r| !ir::has_uses(*r)) {
+            ir::erase(op);
+        }
+    }
+    Some(())
 }

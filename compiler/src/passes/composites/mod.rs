@@ -106,6 +106,13 @@ impl Pass for OutlineComposites {
                     continue;
                 };
                 if let Some(out) = outline(&module, &found, &mut names) {
+                    if found
+                        .attributes
+                        .iter()
+                        .any(|(k, v)| *k == "enable_gqa" && v == "true")
+                    {
+                        attention::fold_gqa(out.body);
+                    }
                     erased.extend(out.erased.iter().map(|o| o.ptr as usize));
                     created.push((found.name, out));
                 }
@@ -206,6 +213,8 @@ impl Symbols {
 struct Outlined {
     composite: MlirOperation,
     decomposition: MlirOperation,
+    /// The decomposition's body.
+    body: MlirBlock,
     symbol: String,
     erased: Vec<MlirOperation>,
 }
@@ -357,6 +366,7 @@ fn outline(module: &Module<'_>, found: &Found, names: &mut Symbols) -> Option<Ou
     Some(Outlined {
         composite,
         decomposition: ir::block_parent(body),
+        body,
         symbol,
         erased,
     })
