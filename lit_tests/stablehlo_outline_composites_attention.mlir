@@ -4,9 +4,11 @@
 // A constant lower-triangular mask becomes is_causal = true and no operand; a
 // repeat_kv of K and V becomes enable_gqa = true with the unrepeated key and value as
 // operands, and the decomposition computes it over groups of query heads without
-// repeating K and V; any other mask is an operand. Core ATen's bmm form (3-d matmuls between
-// reshapes) matches too. It must not fire on a softmax over another axis, when an
-// intermediate is read outside, or on a bmm whose reshapes do not restore the batch.
+// repeating K and V; any other mask is an operand. Core ATen's bmm form (3-d matmuls
+// between reshapes) matches too, and so does GPT-2's key transpose merged with its
+// head transpose (the key operand is then a new transpose to [B, H, S, D]). It must
+// not fire on a softmax over another axis, when an intermediate is read outside, or on
+// a bmm whose reshapes do not restore the batch.
 //
 // RUN: tpuc opt %s --pass-pipeline=aten-outline-composites,lower-aten-to-stablehlo,stablehlo-fold-constants,stablehlo-simplify,stablehlo-fold-transpose,stablehlo-dce,stablehlo-cse,stablehlo-outline-composites,stablehlo-dce,verify-stablehlo | FileCheck %s
 
@@ -109,6 +111,12 @@
 // CHECK-NOT: scaled_dot_product_attention
 // CHECK: "func.return"
 
+// CHECK-LABEL: sym_name = "merged_key_transpose"
+// CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[KB:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[V:%arg[0-9]+]]: tensor<1x4x4x8xf32>):
+// CHECK-NEXT: [[K:%[0-9]+]] = "stablehlo.transpose"([[KB]]) {permutation = array<i64: 0, 2, 1, 3>}
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[Q]], [[K]], [[V]]) {composite_attributes = {operand_names = ["query", "key", "value"], scale = 0.35355338454246521 : f64}, decomposition = @[[MKT:aten.scaled_dot_product_attention.default.impl_[0-9]+]]
+// CHECK-NEXT: "func.return"([[O]])
+
 // With enable_gqa, the decomposition holds no repeat of K or V: both products run
 // over groups of query heads ([B, Hkv, G, S, D]) and the unrepeated key and value.
 // CHECK: sym_name = "[[GQA]]", sym_visibility = "private"
@@ -126,6 +134,11 @@
 // CHECK-NOT: "stablehlo.broadcast_in_dim"({{.*}}-> tensor<1x2x2x4x8xf32>
 // CHECK: "stablehlo.dot_general"(%{{[0-9]+}}, [[DV]])
 // CHECK-NEXT: "stablehlo.reshape"({{.*}}) : (tensor<1x2x2x4x8xf32>) -> tensor<4x4x8xf32>
+
+// The merged transpose's remaining swap is inside the decomposition.
+// CHECK: sym_name = "[[MKT]]", sym_visibility = "private"
+// CHECK-NEXT: ^bb0([[DQ:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[DK:%arg[0-9]+]]: tensor<1x4x4x8xf32>, [[DV:%arg[0-9]+]]: tensor<1x4x4x8xf32>):
+// CHECK: "stablehlo.transpose"([[DK]]) {permutation = array<i64: 0, 1, 3, 2>}
 
 // Core ATen's bmm form: reshapes around 3-d matmuls, K transposed before its reshape,
 // the repeat_kv of V reshaped straight to 3-d.
@@ -164,4 +177,23 @@
   %v3 = "aten.view.default"(%v) {size = array<i64: 4, 4, 8>, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<4x4x8xf32>
   %o3 = "aten.bmm.default"(%p3, %v3) {operand_names = ["self", "mat2"]} : (tensor<4x4x4xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
   "func.return"(%o3) : (tensor<4x4x8xf32>) -> ()
+}) : () -> ()
+
+// GPT-2's form: K as [B, S, H, D], its head transpose and the transpose of the
+// product merged into one ([0, 2, 3, 1]): the key operand is a new transpose of it
+// to [B, H, S, D].
+"func.func"() <{function_type = (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>, sym_name = "merged_key_transpose"}> ({
+^bb0(%q: tensor<1x4x4x8xf32>, %kbshd: tensor<1x4x4x8xf32>, %v: tensor<1x4x4x8xf32>):
+  %kt = "aten.permute.default"(%kbshd) {dims = array<i64: 0, 2, 3, 1>, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<1x4x8x4xf32>
+  %q3 = "aten.view.default"(%q) {size = array<i64: 4, 4, 8>, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<4x4x8xf32>
+  %kt3 = "aten.view.default"(%kt) {size = array<i64: 4, 8, 4>, operand_names = ["self"]} : (tensor<1x4x8x4xf32>) -> tensor<4x8x4xf32>
+  %s3 = "aten.bmm.default"(%q3, %kt3) {operand_names = ["self", "mat2"]} : (tensor<4x4x8xf32>, tensor<4x8x4xf32>) -> tensor<4x4x4xf32>
+  %s = "aten.view.default"(%s3) {size = array<i64: 1, 4, 4, 4>, operand_names = ["self"]} : (tensor<4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %sc = "aten.mul.Tensor"(%s) {other = 0.35355339059327379 : f64, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = "aten._softmax.default"(%sc) {dim = -1 : i64, half_to_float = false, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p3 = "aten.view.default"(%p) {size = array<i64: 4, 4, 4>, operand_names = ["self"]} : (tensor<1x4x4x4xf32>) -> tensor<4x4x4xf32>
+  %v3 = "aten.view.default"(%v) {size = array<i64: 4, 4, 8>, operand_names = ["self"]} : (tensor<1x4x4x8xf32>) -> tensor<4x4x8xf32>
+  %o3 = "aten.bmm.default"(%p3, %v3) {operand_names = ["self", "mat2"]} : (tensor<4x4x4xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  %o = "aten.view.default"(%o3) {size = array<i64: 1, 4, 4, 8>, operand_names = ["self"]} : (tensor<4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  "func.return"(%o) : (tensor<1x4x4x8xf32>) -> ()
 }) : () -> ()

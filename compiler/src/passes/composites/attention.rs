@@ -4,7 +4,10 @@
 //! higher) matmuls, as Hugging Face's eager attention and `aten.matmul` graphs are:
 //!
 //! - `S = dot_general(Q, K)` over the last dimension of both, every dimension before
-//!   the last two batched (or `K` given transposed, `dot_general(Q, transpose(K))`);
+//!   the last two batched (or `K` given transposed, `dot_general(Q, transpose(K))`; a
+//!   transpose that also moves the heads, GPT-2's `[B, S, H, D]` to `[B, H, D, S]` that
+//!   simplify merged from two, is split again: the key operand is a new transpose to
+//!   `[B, H, S, D]` and the swap of the last two stays in the pattern);
 //! - `S * c` or `S / c` for a splat `c` (the `scale` attribute: `c` or `1/c`), or `S`
 //!   itself (`scale = 1.0`);
 //! - an optional mask: `S + M` (an additive mask; an operand of the composite unless it
@@ -123,6 +126,7 @@ pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
     let qk = matmul(scores, r)?;
     ops.extend(qk.ops);
     let (q, k_in) = (qk.a, qk.b);
+    let mut split = None;
     let k_in = if qk.b_contract == r as i64 - 1 {
         k_in
     } else if ty(k_in)?.shape.len() == r {
@@ -130,8 +134,14 @@ pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
         let t = def(k_in, "stablehlo.transpose")?;
         let mut swap: Vec<i64> = (0..r as i64).collect();
         swap.swap(r - 1, r - 2);
-        if ir::i64_array(t, "permutation")? != swap {
-            return None;
+        let perm = ir::i64_array(t, "permutation")?;
+        if perm != swap {
+            // One transpose that also moves the heads (GPT-2's `[B, S, H, D]` to
+            // `[B, H, D, S]`, two transposes that simplify merged): the key is its
+            // operand with the last two dimensions put back, made below.
+            let mut key_perm = perm;
+            key_perm.swap(r - 1, r - 2);
+            split = Some((t, key_perm, swap));
         }
         ops.push(t);
         ir::operands(t)[0]
@@ -141,7 +151,8 @@ pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
 
     // Grouped-query attention: both K and V repeated the same number of times.
     let (mut key, mut value, mut gqa) = (k_in, v_in, false);
-    if let (Some((k0, k_ops, nk)), Some((v0, v_ops, nv))) = (repeat_kv(k_in, r), repeat_kv(v_in, r))
+    if let (None, Some((k0, k_ops, nk)), Some((v0, v_ops, nv))) =
+        (&split, repeat_kv(k_in, r), repeat_kv(v_in, r))
     {
         if nk == nv {
             key = k0;
@@ -175,6 +186,33 @@ pub(super) fn sdpa(root: MlirOperation) -> Option<Found> {
     }
     attributes.push(("operand_names", format!("[{}]", names.join(", "))));
     attributes.push(("scale", float_attr(scale, DType::F64)?));
+    if let Some((t, key_perm, swap)) = split {
+        // Everything else matched: split the merged transpose into `key` (a new op,
+        // the composite's operand) and the swap of its last two dimensions (in the
+        // pattern). The program computes the same; if outlining then refuses the
+        // pattern, the split stays, and XLA merges the two again.
+        let kt = ty(k_in)?;
+        let shape: Vec<i64> = key_perm.iter().map(|&d| kt.shape[d as usize]).collect();
+        let ctx = ir::context(t);
+        let key_type = ir::parse_type(ctx, &TensorType::new(shape, kt.dtype).mlir())?;
+        let perm_text = |p: &[i64]| {
+            let p: Vec<String> = p.iter().map(i64::to_string).collect();
+            format!("array<i64: {}>", p.join(", "))
+        };
+        let new_key = ir::create_op_before(
+            t,
+            "stablehlo.transpose",
+            &[k_in],
+            &[key_type],
+            &[(
+                "permutation",
+                ir::parse_attribute(ctx, &perm_text(&key_perm))?,
+            )],
+        );
+        ir::set_operand(t, 0, result(new_key));
+        ir::set_attribute(t, "permutation", &perm_text(&swap));
+        inputs[1] = result(new_key);
+    }
     Some(Found {
         name: "aten.scaled_dot_product_attention.default",
         attributes,
