@@ -3,9 +3,10 @@
 // down(act(gate(x)) * up(x)) with bias-free Linears becomes one tpuc.gated_mlp
 // composite taking x and the three weights ([out, in]). Linears in Core ATen's
 // view/mm/view form and as aten.linear both match; so do the SiLU and GELU composites
-// of aten-outline-composites and SiLU written out as g * sigmoid(g). It must not fire
-// on a projection with a bias, a weight in [in, out] layout, gate and up reading
-// different inputs, or an intermediate read outside.
+// of aten-outline-composites and SiLU written out as g * sigmoid(g), and Phi-3's
+// fused gate/up projection (fused_gate_up = true). It must not fire on a projection
+// with a bias, a weight in [in, out] layout, gate and up reading different inputs or
+// swapped halves, or an intermediate read outside.
 //
 // RUN: tpuc opt %s --pass-pipeline=aten-outline-composites,lower-aten-to-stablehlo,stablehlo-fold-constants,stablehlo-simplify,stablehlo-fold-transpose,stablehlo-dce,stablehlo-cse,stablehlo-outline-composites,stablehlo-dce,verify-stablehlo | FileCheck %s
 
@@ -37,6 +38,16 @@
 // CHECK-NEXT: "func.return"([[O]])
 
 // CHECK-LABEL: sym_name = "gate_weight_in_out_layout"
+// CHECK-NOT: tpuc.gated_mlp
+// CHECK: "func.return"
+
+// Phi-3's fused gate/up projection, split in halves (gate first).
+// CHECK-LABEL: sym_name = "fused_gate_up"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x4x8xf32>, [[WGU:%arg[0-9]+]]: tensor<32x8xf32>, [[WD:%arg[0-9]+]]: tensor<8x16xf32>):
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[X]], [[WGU]], [[WD]]) {composite_attributes = {activation = "silu", fused_gate_up = true}, decomposition = @tpuc.gated_mlp.impl_{{[0-9]+}}, name = "tpuc.gated_mlp"
+// CHECK-NEXT: "func.return"([[O]])
+
+// CHECK-LABEL: sym_name = "fused_halves_swapped"
 // CHECK-NOT: tpuc.gated_mlp
 // CHECK: "func.return"
 
@@ -128,4 +139,24 @@
   %p = "aten.mul.Tensor"(%a, %u) {operand_names = ["self", "other"]} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   %d = "aten.linear.default"(%p, %wd) {operand_names = ["input", "weight"]} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
   "func.return"(%d) : (tensor<4x8xf32>) -> ()
+}) : () -> ()
+"func.func"() <{function_type = (tensor<2x4x8xf32>, tensor<32x8xf32>, tensor<8x16xf32>) -> tensor<2x4x8xf32>, sym_name = "fused_gate_up"}> ({
+^bb0(%x: tensor<2x4x8xf32>, %wgu: tensor<32x8xf32>, %wd: tensor<8x16xf32>):
+  %y = "aten.linear.default"(%x, %wgu) {operand_names = ["input", "weight"]} : (tensor<2x4x8xf32>, tensor<32x8xf32>) -> tensor<2x4x32xf32>
+  %g = "aten.slice.Tensor"(%y) {dim = 2 : i64, end = 16 : i64, operand_names = ["self"], start = 0 : i64} : (tensor<2x4x32xf32>) -> tensor<2x4x16xf32>
+  %u = "aten.slice.Tensor"(%y) {dim = 2 : i64, end = 32 : i64, operand_names = ["self"], start = 16 : i64} : (tensor<2x4x32xf32>) -> tensor<2x4x16xf32>
+  %a = "aten.silu.default"(%g) {operand_names = ["self"]} : (tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %p = "aten.mul.Tensor"(%u, %a) {operand_names = ["self", "other"]} : (tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %d = "aten.linear.default"(%p, %wd) {operand_names = ["input", "weight"]} : (tensor<2x4x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8xf32>
+  "func.return"(%d) : (tensor<2x4x8xf32>) -> ()
+}) : () -> ()
+"func.func"() <{function_type = (tensor<2x4x8xf32>, tensor<32x8xf32>, tensor<8x16xf32>) -> tensor<2x4x8xf32>, sym_name = "fused_halves_swapped"}> ({
+^bb0(%x: tensor<2x4x8xf32>, %wgu: tensor<32x8xf32>, %wd: tensor<8x16xf32>):
+  %y = "aten.linear.default"(%x, %wgu) {operand_names = ["input", "weight"]} : (tensor<2x4x8xf32>, tensor<32x8xf32>) -> tensor<2x4x32xf32>
+  %g = "aten.slice.Tensor"(%y) {dim = 2 : i64, end = 32 : i64, operand_names = ["self"], start = 16 : i64} : (tensor<2x4x32xf32>) -> tensor<2x4x16xf32>
+  %u = "aten.slice.Tensor"(%y) {dim = 2 : i64, end = 16 : i64, operand_names = ["self"], start = 0 : i64} : (tensor<2x4x32xf32>) -> tensor<2x4x16xf32>
+  %a = "aten.silu.default"(%g) {operand_names = ["self"]} : (tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %p = "aten.mul.Tensor"(%u, %a) {operand_names = ["self", "other"]} : (tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %d = "aten.linear.default"(%p, %wd) {operand_names = ["input", "weight"]} : (tensor<2x4x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8xf32>
+  "func.return"(%d) : (tensor<2x4x8xf32>) -> ()
 }) : () -> ()

@@ -10,14 +10,19 @@
 //!   leading dimensions.
 //! - The activation is an `aten.silu.default` or `aten.gelu.default` composite (from
 //!   `aten-outline-composites`), or SiLU written out as `g * logistic(g)`.
-//! - The gate and up projections read the same input.
+//! - The gate and up projections read the same input. Phi-3 fuses them into one
+//!   Linear whose output is split in halves on the last dimension (`chunk(2, -1)`:
+//!   gate first, up second).
 //!
 //! The composite is `tpuc.gated_mlp` (no producer or consumer of composites names
 //! this computation yet) with `activation = "silu" | "gelu" | "gelu_tanh"` and the
 //! operands `x`, gate weight, up weight, down weight, each weight `[out, in]`:
 //! `down_weight · (act(gate_weight · x) ⊙ (up_weight · x))` over the last dimension of
-//! `x`. It does not fire on projections with a bias, a weight in `[in, out]` layout,
-//! gate and up reading different inputs, or any intermediate read outside the block.
+//! `x`. The fused form has `fused_gate_up = true` and the operands `x`, the gate/up
+//! weight `[2 * inner, in]` (gate rows first) and the down weight. It does not fire on
+//! projections with a bias, a weight in `[in, out]` layout, gate and up reading
+//! different inputs or other than the two halves of one product, or any intermediate
+//! read outside the block.
 
 use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
@@ -30,35 +35,90 @@ pub(super) fn gated_mlp(root: MlirOperation) -> Option<Found> {
     }
     let down = linear(result(root))?;
     let product = def(down.input, "stablehlo.multiply")?;
-    let (activation, act_ops, gate, up) =
+    let (activation, act_ops, projections) =
         either(product, "stablehlo.multiply", |activated, up_out| {
             let (name, pre, act_ops) = activation(activated)?;
-            let gate = linear(pre)?;
-            let up = linear(up_out)?;
-            same(gate.input, up.input).then_some((name, act_ops, gate, up))
+            if let (Some(gate), Some(up)) = (linear(pre), linear(up_out)) {
+                return same(gate.input, up.input).then_some((
+                    name,
+                    act_ops,
+                    Projections::Separate(gate, up),
+                ));
+            }
+            let (fused, halves) = halves_of_one_linear(pre, up_out)?;
+            Some((name, act_ops, Projections::Fused(fused, halves)))
         })?;
-    let t = ty(gate.input)?;
-    let all = [gate.weight, up.weight, down.weight, result(root)];
+    let (mut linears, mut ops, mut inputs, mut attributes) =
+        (Vec::new(), vec![product], Vec::new(), Vec::new());
+    attributes.push(("activation", format!("\"{activation}\"")));
+    match projections {
+        Projections::Separate(gate, up) => {
+            inputs.extend([gate.input, gate.weight, up.weight, down.weight]);
+            linears.extend([gate, up]);
+        }
+        Projections::Fused(gate_up, halves) => {
+            inputs.extend([gate_up.input, gate_up.weight, down.weight]);
+            attributes.push(("fused_gate_up", "true".to_string()));
+            ops.extend(halves);
+            linears.push(gate_up);
+        }
+    }
+    let t = ty(inputs[0])?;
     if !t.dtype.is_float()
-        || !all
+        || !inputs
             .iter()
+            .chain([&result(root)])
             .all(|v| ty(*v).is_some_and(|u| u.dtype == t.dtype))
-        || ![&gate, &up, &down].iter().all(|l| l.dims_ok())
+        || !linears.iter().chain([&down]).all(|l| l.dims_ok())
     {
         return None;
     }
-    let mut ops = vec![product];
     ops.extend(act_ops);
-    for l in [&gate, &up, &down] {
+    for l in linears.iter().chain([&down]) {
         ops.extend(&l.ops);
     }
     Some(Found {
         name: "tpuc.gated_mlp",
-        attributes: vec![("activation", format!("\"{activation}\""))],
-        inputs: vec![gate.input, gate.weight, up.weight, down.weight],
+        attributes,
+        inputs,
         ops,
         root,
     })
+}
+
+/// The gate and up projections: two Linears, or the two halves of one.
+enum Projections {
+    Separate(Linear, Linear),
+    Fused(Linear, [MlirOperation; 2]),
+}
+
+/// `gate` and `up` as the first and second half, on the last dimension, of one
+/// Linear's output (Phi-3's `chunk(2, -1)`): the Linear and the two slices.
+fn halves_of_one_linear(gate: MlirValue, up: MlirValue) -> Option<(Linear, [MlirOperation; 2])> {
+    let (gs, us) = (def(gate, "stablehlo.slice")?, def(up, "stablehlo.slice")?);
+    let y = ir::operands(gs)[0];
+    if !same(ir::operands(us)[0], y) {
+        return None;
+    }
+    let shape = ty(y)?.shape;
+    let rank = shape.len();
+    let n = *shape.last()?;
+    if rank == 0 || n % 2 != 0 || n == 0 {
+        return None;
+    }
+    let takes = |s: MlirOperation, from: i64, to: i64| {
+        let mut start = vec![0; rank];
+        start[rank - 1] = from;
+        let mut limit = shape.clone();
+        limit[rank - 1] = to;
+        ir::i64_array(s, "start_indices") == Some(start)
+            && ir::i64_array(s, "limit_indices") == Some(limit)
+            && ir::i64_array(s, "strides") == Some(vec![1; rank])
+    };
+    if !takes(gs, 0, n / 2) || !takes(us, n / 2, n) {
+        return None;
+    }
+    Some((linear(y)?, [gs, us]))
 }
 
 /// A bias-free Linear producing `v` (its dimension numbers checked by
