@@ -1,8 +1,9 @@
 // Rotary position embeddings in stablehlo-outline-composites
 // (compiler/src/passes/composites/rotary.rs), on the -O2 pipeline from ATen ops as
 // Hugging Face's apply_rotary_pos_emb writes them: q * cos + rotate_half(q) * sin,
-// rotate_half(q) = cat(-q[..., d/2:], q[..., :d/2]). The composite takes q and the
-// cos/sin tables broadcast to q's shape (the broadcasts stay outside). Partial
+// rotate_half(q) = cat(-q[..., d/2:], q[..., :d/2]), and GPT-J's interleaved form
+// (interleaved = true). The composite takes q and the cos/sin tables broadcast to q's
+// shape (the broadcasts stay outside). Partial
 // rotary embeddings match on the rotated slice. It must not fire when the negation is
 // on the other half, the split is off the middle, or the rotation is read outside.
 //
@@ -31,6 +32,16 @@
 // CHECK: "func.return"
 
 // CHECK-LABEL: sym_name = "rotation_read_outside"
+// CHECK-NOT: tpuc.rotary_embedding
+// CHECK: "func.return"
+
+// GPT-J's interleaved rotation: stack((-x[..., 1::2], x[..., ::2]), -1) flattened.
+// CHECK-LABEL: sym_name = "rope_every_two"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x2x4x8xf32>, [[COS:%arg[0-9]+]]: tensor<1x2x4x8xf32>, [[SIN:%arg[0-9]+]]: tensor<1x2x4x8xf32>):
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.composite"([[X]], [[COS]], [[SIN]]) {composite_attributes = {interleaved = true}, decomposition = @tpuc.rotary_embedding.impl_{{[0-9]+}}, name = "tpuc.rotary_embedding"
+// CHECK-NEXT: "func.return"([[O]])
+
+// CHECK-LABEL: sym_name = "every_two_negation_on_even"
 // CHECK-NOT: tpuc.rotary_embedding
 // CHECK: "func.return"
 
@@ -113,4 +124,32 @@
   %rs = "aten.mul.Tensor"(%r, %s) {operand_names = ["self", "other"]} : (tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<2x4x8x8xf32>
   %o = "aten.add.Tensor"(%qc, %rs) {operand_names = ["self", "other"]} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
   "func.return"(%o, %r) : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> ()
+}) : () -> ()
+"func.func"() <{function_type = (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>, sym_name = "rope_every_two"}> ({
+^bb0(%x: tensor<1x2x4x8xf32>, %cos: tensor<1x2x4x8xf32>, %sin: tensor<1x2x4x8xf32>):
+  %xc = "aten.mul.Tensor"(%x, %cos) {operand_names = ["self", "other"]} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %x1 = "aten.slice.Tensor"(%x) {dim = 3 : i64, end = 9223372036854775807 : i64, operand_names = ["self"], start = 0 : i64, step = 2 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %x2 = "aten.slice.Tensor"(%x) {dim = 3 : i64, end = 9223372036854775807 : i64, operand_names = ["self"], start = 1 : i64, step = 2 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %n = "aten.neg.default"(%x2) {operand_names = ["self"]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %nu = "aten.unsqueeze.default"(%n) {dim = 4 : i64, operand_names = ["self"]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4x1xf32>
+  %x1u = "aten.unsqueeze.default"(%x1) {dim = 4 : i64, operand_names = ["self"]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4x1xf32>
+  %st = "aten.cat.default"(%nu, %x1u) {dim = -1 : i64, operand_names = ["tensors[0]", "tensors[1]"]} : (tensor<1x2x4x4x1xf32>, tensor<1x2x4x4x1xf32>) -> tensor<1x2x4x4x2xf32>
+  %r = "aten.view.default"(%st) {size = array<i64: 1, 2, 4, 8>, operand_names = ["self"]} : (tensor<1x2x4x4x2xf32>) -> tensor<1x2x4x8xf32>
+  %rs = "aten.mul.Tensor"(%r, %sin) {operand_names = ["self", "other"]} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = "aten.add.Tensor"(%xc, %rs) {operand_names = ["self", "other"]} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  "func.return"(%o) : (tensor<1x2x4x8xf32>) -> ()
+}) : () -> ()
+"func.func"() <{function_type = (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>, sym_name = "every_two_negation_on_even"}> ({
+^bb0(%x: tensor<1x2x4x8xf32>, %cos: tensor<1x2x4x8xf32>, %sin: tensor<1x2x4x8xf32>):
+  %xc = "aten.mul.Tensor"(%x, %cos) {operand_names = ["self", "other"]} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %x1 = "aten.slice.Tensor"(%x) {dim = 3 : i64, end = 9223372036854775807 : i64, operand_names = ["self"], start = 0 : i64, step = 2 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %x2 = "aten.slice.Tensor"(%x) {dim = 3 : i64, end = 9223372036854775807 : i64, operand_names = ["self"], start = 1 : i64, step = 2 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %n = "aten.neg.default"(%x1) {operand_names = ["self"]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %nu = "aten.unsqueeze.default"(%n) {dim = 4 : i64, operand_names = ["self"]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4x1xf32>
+  %x2u = "aten.unsqueeze.default"(%x2) {dim = 4 : i64, operand_names = ["self"]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4x1xf32>
+  %st = "aten.cat.default"(%nu, %x2u) {dim = -1 : i64, operand_names = ["tensors[0]", "tensors[1]"]} : (tensor<1x2x4x4x1xf32>, tensor<1x2x4x4x1xf32>) -> tensor<1x2x4x4x2xf32>
+  %r = "aten.view.default"(%st) {size = array<i64: 1, 2, 4, 8>, operand_names = ["self"]} : (tensor<1x2x4x4x2xf32>) -> tensor<1x2x4x8xf32>
+  %rs = "aten.mul.Tensor"(%r, %sin) {operand_names = ["self", "other"]} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = "aten.add.Tensor"(%xc, %rs) {operand_names = ["self", "other"]} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  "func.return"(%o) : (tensor<1x2x4x8xf32>) -> ()
 }) : () -> ()

@@ -28,7 +28,7 @@
 //! | SiLU | `aten.silu.default` | (none) | `x` |
 //! | scaled dot-product attention | `aten.scaled_dot_product_attention.default` | `scale : f64`, `is_causal`, `enable_gqa` (when true), `operand_names` | `query`, `key`, `value`, `attn_mask` if not causal |
 //! | gated MLP (SwiGLU, GeGLU) | `tpuc.gated_mlp` | `activation = "silu"`, `"gelu"` or `"gelu_tanh"`; `fused_gate_up = true` for one gate/up projection | `x`, gate, up and down weights (`[out, in]`), or `x`, gate/up weight, down weight |
-//! | rotary position embedding (`rotate_half`) | `tpuc.rotary_embedding` | `interleaved = false` | `x`, `cos`, `sin` (all of `x`'s shape) |
+//! | rotary position embedding | `tpuc.rotary_embedding` | `interleaved` (`false`: `rotate_half`; `true`: GPT-J's every other element) | `x`, `cos`, `sin` (all of `x`'s shape) |
 //!
 //! `odml.*` is the namespace of Google AI Edge (ai-edge-torch emits, LiteRT consumes
 //! `odml.rms_norm` with an `epsilon` attribute and `(input, scale)` operands). For ops
