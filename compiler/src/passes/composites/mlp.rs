@@ -27,7 +27,10 @@
 use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
 
-use super::{composite_attribute, def, dot_dims, either, ir, is, result, same, ty, Found};
+use super::{
+    composite_attribute, def, dot_dims, either, ir, is, result, same, slices_last_dim,
+    split_source, ty, Found,
+};
 
 pub(super) fn gated_mlp(root: MlirOperation) -> Option<Found> {
     if !is(root, "stablehlo.reshape") && !is(root, "stablehlo.dot_general") {
@@ -96,26 +99,9 @@ enum Projections {
 /// Linear's output (Phi-3's `chunk(2, -1)`): the Linear and the two slices.
 fn halves_of_one_linear(gate: MlirValue, up: MlirValue) -> Option<(Linear, [MlirOperation; 2])> {
     let (gs, us) = (def(gate, "stablehlo.slice")?, def(up, "stablehlo.slice")?);
-    let y = ir::operands(gs)[0];
-    if !same(ir::operands(us)[0], y) {
-        return None;
-    }
-    let shape = ty(y)?.shape;
-    let rank = shape.len();
-    let n = *shape.last()?;
-    if rank == 0 || n % 2 != 0 || n == 0 {
-        return None;
-    }
-    let takes = |s: MlirOperation, from: i64, to: i64| {
-        let mut start = vec![0; rank];
-        start[rank - 1] = from;
-        let mut limit = shape.clone();
-        limit[rank - 1] = to;
-        ir::i64_array(s, "start_indices") == Some(start)
-            && ir::i64_array(s, "limit_indices") == Some(limit)
-            && ir::i64_array(s, "strides") == Some(vec![1; rank])
-    };
-    if !takes(gs, 0, n / 2) || !takes(us, n / 2, n) {
+    let (y, shape) = split_source(gs, us)?;
+    let n = shape[shape.len() - 1];
+    if !slices_last_dim(gs, &shape, 0, n / 2, 1) || !slices_last_dim(us, &shape, n / 2, n, 1) {
         return None;
     }
     Some((linear(y)?, [gs, us]))

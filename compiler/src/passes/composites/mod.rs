@@ -469,6 +469,37 @@ pub(super) fn composite_attribute(op: MlirOperation, key: &str) -> Option<String
     }
 }
 
+/// The value slices `a` and `b` both read, and its shape, when its last dimension is
+/// even and not zero (the patterns that split a value in two).
+pub(super) fn split_source(a: MlirOperation, b: MlirOperation) -> Option<(MlirValue, Vec<i64>)> {
+    let x = ir::operands(a)[0];
+    if !same(ir::operands(b)[0], x) {
+        return None;
+    }
+    let shape = ty(x)?.shape;
+    let d = *shape.last()?;
+    (d != 0 && d % 2 == 0).then_some((x, shape))
+}
+
+/// Slice `op` of a value of shape `shape` is `x[..., from:to:step]`: every dimension
+/// whole but the last.
+pub(super) fn slices_last_dim(
+    op: MlirOperation,
+    shape: &[i64],
+    from: i64,
+    to: i64,
+    step: i64,
+) -> bool {
+    let rank = shape.len();
+    let (mut start, mut limit, mut strides) = (vec![0; rank], shape.to_vec(), vec![1; rank]);
+    start[rank - 1] = from;
+    limit[rank - 1] = to;
+    strides[rank - 1] = step;
+    ir::i64_array(op, "start_indices") == Some(start)
+        && ir::i64_array(op, "limit_indices") == Some(limit)
+        && ir::i64_array(op, "strides") == Some(strides)
+}
+
 /// The reductions the patterns read.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Reduction {

@@ -16,7 +16,7 @@
 
 use mlir_sys::{MlirOperation, MlirValue};
 
-use super::{def, either, ir, result, same, ty, Found};
+use super::{def, either, ir, result, same, slices_last_dim, split_source, ty, Found};
 
 pub(super) fn rope(root: MlirOperation) -> Option<Found> {
     either(root, "stablehlo.add", |plain, rotated| {
@@ -59,32 +59,12 @@ fn rotate_half(v: MlirValue) -> Option<(MlirValue, Vec<MlirOperation>)> {
     let neg = def(neg_hi, "stablehlo.negate")?;
     let hi_slice = def(ir::operands(neg)[0], "stablehlo.slice")?;
     let lo_slice = def(lo, "stablehlo.slice")?;
-    let x = ir::operands(lo_slice)[0];
-    if !same(ir::operands(hi_slice)[0], x) {
-        return None;
-    }
-    let shape = ty(x)?.shape;
-    let rank = shape.len();
-    let d = *shape.last()?;
-    if rank == 0 || d % 2 != 0 || d == 0 {
-        return None;
-    }
-    let dim = ir::i64_attribute(cat, "dimension")?;
-    if dim != rank as i64 - 1 {
-        return None;
-    }
-    // `x[..., from:to]` with unit strides.
-    let takes = |s: MlirOperation, from: i64, to: i64| {
-        let mut start = vec![0; rank];
-        start[rank - 1] = from;
-        let mut limit = shape.clone();
-        limit[rank - 1] = to;
-        ir::i64_array(s, "start_indices") == Some(start)
-            && ir::i64_array(s, "limit_indices") == Some(limit)
-            && ir::i64_array(s, "strides") == Some(vec![1; rank])
-    };
-    (takes(lo_slice, 0, d / 2) && takes(hi_slice, d / 2, d))
-        .then(|| (x, vec![cat, neg, hi_slice, lo_slice]))
+    let (x, shape) = split_source(lo_slice, hi_slice)?;
+    let (rank, d) = (shape.len(), shape[shape.len() - 1]);
+    (ir::i64_attribute(cat, "dimension")? == rank as i64 - 1
+        && slices_last_dim(lo_slice, &shape, 0, d / 2, 1)
+        && slices_last_dim(hi_slice, &shape, d / 2, d, 1))
+    .then(|| (x, vec![cat, neg, hi_slice, lo_slice]))
 }
 
 /// `reshape(concatenate(reshape(-x[..., 1::2]), reshape(x[..., ::2])))` producing `v`:
@@ -103,14 +83,9 @@ fn rotate_every_two(v: MlirValue) -> Option<(MlirValue, Vec<MlirOperation>)> {
     let neg = def(ir::operands(r_odd)[0], "stablehlo.negate")?;
     let odd_slice = def(ir::operands(neg)[0], "stablehlo.slice")?;
     let even_slice = def(ir::operands(r_even)[0], "stablehlo.slice")?;
-    let x = ir::operands(even_slice)[0];
-    if !same(ir::operands(odd_slice)[0], x) {
-        return None;
-    }
-    let shape = ty(x)?.shape;
-    let rank = shape.len();
-    let d = *shape.last()?;
-    if rank == 0 || d % 2 != 0 || d == 0 || ty(v)?.shape != shape {
+    let (x, shape) = split_source(even_slice, odd_slice)?;
+    let (rank, d) = (shape.len(), shape[shape.len() - 1]);
+    if ty(v)?.shape != shape {
         return None;
     }
     // Each half is `[..., d/2]`, stacked as `[..., d/2, 1]` into `[..., d/2, 2]`.
@@ -130,14 +105,7 @@ fn rotate_every_two(v: MlirValue) -> Option<(MlirValue, Vec<MlirOperation>)> {
     }
     // `x[..., from::2]`.
     let every_other = |s: MlirOperation, from: i64| {
-        let mut start = vec![0; rank];
-        start[rank - 1] = from;
-        let mut strides = vec![1; rank];
-        strides[rank - 1] = 2;
-        ir::i64_array(s, "start_indices") == Some(start)
-            && ir::i64_array(s, "limit_indices") == Some(shape.clone())
-            && ir::i64_array(s, "strides") == Some(strides)
-            && shaped(result(s), &half)
+        slices_last_dim(s, &shape, from, d, 2) && shaped(result(s), &half)
     };
     (every_other(even_slice, 0) && every_other(odd_slice, 1)).then(|| {
         (
