@@ -772,7 +772,7 @@ fn report(
         ));
         if let Some(c) = r.copy_s {
             line(&format!(
-                "  A plain kernel copy of the same `.pt2` (`std::fs::copy`) takes {:.3} s in this run ({:.2} GB/s): tpuc's whole compile takes {:.2}× as long. tpuc has the kernel copy the weights too (`copy_file_range`); the rest is two SHA-256 passes over the bytes (the source's, recorded for provenance, and the weights file's, checked by the runtime at load) and the CRC-32 check of each entry, run on two threads.",
+                "  A plain kernel copy of the same `.pt2` (`std::fs::copy`) takes {:.3} s in this run ({:.2} GB/s): tpuc's whole compile takes {:.2}× as long. tpuc has the kernel copy the weights too (`copy_file_range`); the rest is two BLAKE3 passes over the bytes (the source's, recorded for provenance, and the weights file's, checked by the runtime at load) and the CRC-32 check of each entry, run on two threads.",
                 c,
                 b / c / 1e9,
                 r.wall_s / c

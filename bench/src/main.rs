@@ -165,15 +165,16 @@ fn write_add_artifact(dir: &Path) -> Result<(), BoxError> {
   }) : () -> ()
 }) : () -> ()
 "#;
-    let sha = tpuc_runtime::session::sha256_hex(program.as_bytes());
+    let sum = tpuc_runtime::manifest::Checksum::of(program.as_bytes());
+    let sum = sum.hex();
     let manifest = serde_json::json!({
         "format_version": tpuc_runtime::manifest::FORMAT_VERSION,
         "tpuc_version": env!("CARGO_PKG_VERSION"),
         "target": "tpu",
         "stablehlo_version": "1.0.0",
-        "source": { "file": "(written by tpuc-bench)", "sha256": sha },
-        "program": { "file": "program.mlir", "sha256": sha },
-        "weights": { "file": "", "sha256": "" },
+        "source": { "file": "(written by tpuc-bench)", "blake3": sum },
+        "program": { "file": "program.mlir", "blake3": sum },
+        "weights": { "file": "", "blake3": "" },
         "arguments": [
             { "name": "a", "kind": "user_input", "dtype": "f32", "shape": [8] },
             { "name": "b", "kind": "user_input", "dtype": "f32", "shape": [8] }

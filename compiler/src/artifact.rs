@@ -11,9 +11,8 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use tpuc_runtime::manifest::{
-    Argument, ArgumentKind, FileRef, Manifest, TensorSpec, FORMAT_VERSION,
+    Argument, ArgumentKind, Checksum, FileRef, Manifest, TensorSpec, FORMAT_VERSION,
 };
 use tpuc_runtime::DType;
 
@@ -63,10 +62,10 @@ pub fn check_output_path(input: &Path, output: &Path) -> Result<(), CompileError
     Ok(())
 }
 
-/// SHA-256 of a file, streamed.
-pub fn sha256_file(path: &Path) -> Result<String, CompileError> {
+/// The checksum of a file ([`Checksum::of`]'s algorithm), streamed.
+pub fn checksum_file(path: &Path) -> Result<Checksum, CompileError> {
     let mut f = File::open(path).map_err(io_err(path))?;
-    let mut h = Sha256::new();
+    let mut h = blake3::Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = f.read(&mut buf).map_err(io_err(path))?;
@@ -75,11 +74,7 @@ pub fn sha256_file(path: &Path) -> Result<String, CompileError> {
         }
         h.update(&buf[..n]);
     }
-    Ok(hex(&h.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(Checksum::Blake3(h.finalize().to_hex().to_string()))
 }
 
 /// Bytes of the safetensors file for the hashing thread, in file order.
@@ -136,14 +131,14 @@ struct WeightEntry {
     bytes: u64,
 }
 
-/// Writes the safetensors file, streaming each weight; returns its SHA-256 and the
+/// Writes the safetensors file, streaming each weight; returns its checksum and the
 /// number of zero-filled weights.
 fn write_safetensors(
     model: &ExportedModel,
     entries: &[WeightEntry],
     path: &Path,
     options: &CompileOptions,
-) -> Result<(String, usize), CompileError> {
+) -> Result<(Checksum, usize), CompileError> {
     let mut sorted: Vec<&WeightEntry> = entries.iter().collect();
     sorted.sort_by(|a, b| a.key.cmp(&b.key));
     let mut header = serde_json::Map::new();
@@ -172,17 +167,19 @@ fn write_safetensors(
     let (hash, queue) = std::sync::mpsc::sync_channel::<Piece>(4);
     std::thread::scope(|s| {
         let hasher = s.spawn(move || {
-            let mut h = Sha256::new();
+            let mut h = blake3::Hasher::new();
             for piece in queue {
                 match piece {
                     Piece::Mapped(bytes, entry) => {
                         h.update(bytes);
                         model.release_weight(entry);
                     }
-                    Piece::Owned(bytes) => h.update(&bytes),
+                    Piece::Owned(bytes) => {
+                        h.update(&bytes);
+                    }
                 }
             }
-            h.finalize()
+            Checksum::Blake3(h.finalize().to_hex().to_string())
         });
         let mut w = WeightsFile {
             out: BufWriter::with_capacity(1 << 20, file),
@@ -195,7 +192,7 @@ fn write_safetensors(
         let digest = hasher
             .join()
             .map_err(|_| CompileError::Internal("hashing the weights panicked".into()))?;
-        Ok((hex(&digest), zero_filled))
+        Ok((digest, zero_filled))
     })
 }
 
@@ -352,17 +349,20 @@ pub fn write(
         // The source and program hashes are computed on a second thread while the
         // weights stream (each is a full pass over up to gigabytes).
         let (written, source_sha, program_sha) = std::thread::scope(|s| {
-            let source = s.spawn(|| sha256_file(&model.source));
-            let program_sha = s.spawn(|| hex(&Sha256::digest(program.as_bytes())));
+            let source = s.spawn(|| checksum_file(&model.source));
+            let program_sha = s.spawn(|| Checksum::of(program.as_bytes()));
             let written = write_safetensors(model, &weights, &tmp.join(WEIGHTS_FILE), options);
             let source = source.join().unwrap_or_else(|_| {
                 Err(CompileError::Internal("hashing the source panicked".into()))
             });
-            let program_sha = program_sha.join().unwrap_or_default();
+            let program_sha = program_sha
+                .join()
+                .map_err(|_| CompileError::Internal("hashing the program panicked".into()));
             (written, source, program_sha)
         });
         let (weights_sha, zero_filled) = written?;
         let source_sha = source_sha?;
+        let program_sha = program_sha?;
         let manifest = Manifest {
             format_version: FORMAT_VERSION,
             tpuc_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -375,15 +375,15 @@ pub fn write(
                     .file_name()
                     .map(|s| s.to_string_lossy().to_string())
                     .unwrap_or_default(),
-                sha256: source_sha,
+                checksum: source_sha,
             },
             program: FileRef {
                 file: PROGRAM_FILE.into(),
-                sha256: program_sha,
+                checksum: program_sha,
             },
             weights: FileRef {
                 file: WEIGHTS_FILE.into(),
-                sha256: weights_sha,
+                checksum: weights_sha,
             },
             arguments,
             outputs,

@@ -153,10 +153,13 @@ pub enum RuntimeError {
         current: Option<String>,
     },
 
-    /// A file of an artifact does not match the SHA-256 recorded in its manifest.
-    #[error("checksum mismatch for {path}: manifest says sha256 {expected}, file has {actual}")]
+    /// A file of an artifact does not match the checksum recorded in its manifest.
+    #[error(
+        "checksum mismatch for {path}: manifest says {algorithm} {expected}, file has {actual}"
+    )]
     Checksum {
         path: PathBuf,
+        algorithm: &'static str,
         expected: String,
         actual: String,
     },

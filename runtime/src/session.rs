@@ -22,11 +22,13 @@
 use crate::cache::{self, CacheKey, Miss};
 use crate::compile_options::CompileOptions;
 use crate::error::{Result, RuntimeError};
-use crate::manifest::{Argument, ArgumentKind, FileRef, Manifest, TensorSpec, FORMAT_VERSION};
+use crate::manifest::{
+    Argument, ArgumentKind, Checksum, FileRef, Manifest, TensorSpec, FORMAT_VERSION,
+    OLDEST_FORMAT_VERSION,
+};
 use crate::pjrt::{Buffer, Client, ClientOptions, LoadedExecutable, Plugin};
 use crate::safetensors::SafeTensors;
 use crate::{DType, HostTensor};
-use sha2::{Digest, Sha256};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -272,14 +274,6 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 fn shape_matches(expected: &[i64], actual: &[i64]) -> bool {
     // A negative expected dimension is dynamic and matches any size.
     expected.len() == actual.len() && expected.iter().zip(actual).all(|(&e, &a)| e < 0 || e == a)
@@ -329,7 +323,7 @@ impl Session {
         let program_path = resolve(&dir, &manifest.program, "program")?;
         let program =
             std::fs::read(&program_path).map_err(|e| RuntimeError::io(&program_path, e))?;
-        verify_checksum(&program_path, &manifest.program.sha256, &program)?;
+        verify_checksum(&program_path, &manifest.program.checksum, &program)?;
 
         // Weights: checksum, then check every weight argument against the file.
         let weight_args: Vec<&Argument> = manifest
@@ -342,7 +336,7 @@ impl Session {
         } else {
             let path = resolve(&dir, &manifest.weights, "weights")?;
             let st = SafeTensors::open(&path)?;
-            verify_checksum(&path, &manifest.weights.sha256, st.file_bytes())?;
+            verify_checksum(&path, &manifest.weights.checksum, st.file_bytes())?;
             Some(st)
         };
 
@@ -615,11 +609,11 @@ pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest> {
         dir: dir.to_path_buf(),
         message: format!("{MANIFEST_FILE} is invalid: {e}"),
     })?;
-    if manifest.format_version != FORMAT_VERSION {
+    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&manifest.format_version) {
         return Err(RuntimeError::Artifact {
             dir: dir.to_path_buf(),
             message: format!(
-                "artifact format version {} is not supported (this runtime reads version {FORMAT_VERSION}); recompile the model",
+                "artifact format version {} is not supported (this runtime reads versions {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION}); recompile the model",
                 manifest.format_version
             ),
         });
@@ -646,13 +640,13 @@ fn resolve(dir: &Path, file: &FileRef, what: &str) -> Result<PathBuf> {
     Ok(dir.join(rel))
 }
 
-fn verify_checksum(path: &Path, expected: &str, bytes: &[u8]) -> Result<()> {
-    let actual = sha256_hex(bytes);
-    if !actual.eq_ignore_ascii_case(expected.trim()) {
+fn verify_checksum(path: &Path, expected: &Checksum, bytes: &[u8]) -> Result<()> {
+    if !expected.matches(bytes) {
         return Err(RuntimeError::Checksum {
             path: path.to_path_buf(),
-            expected: expected.to_string(),
-            actual,
+            algorithm: expected.algorithm(),
+            expected: expected.hex().to_string(),
+            actual: expected.same_kind_of(bytes).hex().to_string(),
         });
     }
     Ok(())
@@ -663,11 +657,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sha256_of_known_input() {
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+    fn checksums_of_known_input() {
+        // The published test vectors of both algorithms for "abc".
+        let blake3 = "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85";
+        let sha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(Checksum::of(b"abc"), Checksum::Blake3(blake3.into()));
+        assert!(Checksum::Sha256(sha256.into()).matches(b"abc"));
+        assert!(Checksum::Sha256(sha256.to_uppercase()).matches(b"abc"));
+        assert!(!Checksum::Sha256(sha256.into()).matches(b"abd"));
+        assert!(!Checksum::Blake3(sha256.into()).matches(b"abc"));
+    }
+
+    #[test]
+    fn checksum_is_one_field_named_by_its_algorithm() {
+        let r = FileRef {
+            file: "w".into(),
+            checksum: Checksum::Blake3("00".into()),
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(text, r#"{"file":"w","blake3":"00"}"#);
+        let old: FileRef = serde_json::from_str(r#"{"file":"w","sha256":"ab"}"#).unwrap();
+        assert_eq!(old.checksum, Checksum::Sha256("ab".into()));
     }
 
     #[test]
@@ -681,7 +691,7 @@ mod tests {
     fn artifact_paths_stay_inside() {
         let f = |s: &str| FileRef {
             file: s.into(),
-            sha256: String::new(),
+            checksum: Checksum::of(b""),
         };
         let dir = Path::new("/a");
         assert!(resolve(dir, &f("program.mlir"), "program").is_ok());

@@ -7,11 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
-use tpuc_runtime::manifest::{Argument, ArgumentKind, FileRef, TensorSpec, FORMAT_VERSION};
+use tpuc_runtime::manifest::{
+    Argument, ArgumentKind, Checksum, FileRef, TensorSpec, FORMAT_VERSION,
+};
 use tpuc_runtime::npy::{decode_npy, encode_npy, read_npy, write_npy};
 use tpuc_runtime::pjrt::NamedValue;
 use tpuc_runtime::safetensors::{dtype_name, SafeTensors};
-use tpuc_runtime::session::sha256_hex;
 use tpuc_runtime::{
     cache, discover, CacheMode, Client, ClientOptions, CompileOptions, CompileSource, DType,
     HostTensor, LoadEvent, LoadOptions, Manifest, Plugin, RuntimeError, Session,
@@ -717,7 +718,7 @@ fn write_artifact(dir: &Path) -> Manifest {
     std::fs::write(dir.join("program.mlir"), SESSION_PROGRAM).unwrap();
     let file_ref = |name: &str| FileRef {
         file: name.into(),
-        sha256: sha256_hex(&std::fs::read(dir.join(name)).unwrap()),
+        checksum: Checksum::of(&std::fs::read(dir.join(name)).unwrap()),
     };
     let arg = |name: &str, kind, dtype, shape: &[i64], weight: Option<&str>| Argument {
         name: name.into(),
@@ -735,7 +736,7 @@ fn write_artifact(dir: &Path) -> Manifest {
         matmul_precision: "highest".into(),
         source: FileRef {
             file: "model.pt2".into(),
-            sha256: "0".repeat(64),
+            checksum: Checksum::Blake3("0".repeat(64)),
         },
         program: file_ref("program.mlir"),
         weights: file_ref("weights.safetensors"),
@@ -887,6 +888,33 @@ fn session_rejects_tampered_or_inconsistent_artifacts() {
     let err = Session::load(&dir, client).unwrap_err();
     assert!(matches!(err, RuntimeError::Checksum { .. }), "{err}");
     assert!(err.to_string().contains("program.mlir"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Format version 1 recorded SHA-256 checksums: such an artifact still loads, and
+    // a flipped byte is still caught with the algorithm named.
+    let dir = scratch("format-1");
+    let mut m = write_artifact(&dir);
+    m.format_version = 1;
+    let sha256 = |name: &str| {
+        use sha2::Digest;
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        let hex: String = sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Checksum::Sha256(hex)
+    };
+    m.program.checksum = sha256("program.mlir");
+    m.weights.checksum = sha256("weights.safetensors");
+    write_manifest(&dir, &m);
+    assert!(Session::load(&dir, client).is_ok());
+    let path = dir.join("weights.safetensors");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&path, bytes).unwrap();
+    let err = Session::load(&dir, client).unwrap_err();
+    assert!(err.to_string().contains("manifest says sha256"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 
     // Newer artifact format; missing weight; weight of the wrong shape; escaping path.
@@ -1042,7 +1070,7 @@ fn session_executables_come_from_the_cache_the_second_time() {
     let mut m = write_artifact(&other);
     let changed = SESSION_PROGRAM.replace("%k, %k", "%k, %k ");
     std::fs::write(other.join("program.mlir"), &changed).unwrap();
-    m.program.sha256 = sha256_hex(changed.as_bytes());
+    m.program.checksum = Checksum::of(changed.as_bytes());
     write_manifest(&other, &m);
     let third = Session::load_with(
         &other,
