@@ -187,16 +187,17 @@
   "func.return"(%0) : (tensor<2x2x8x8xf32>) -> ()
 }) : () -> ()
 
-// relu = max(x, 0) (NaN-propagating: relu(NaN) is NaN, see maximum_minimum_nan); the
-// constant 0 is never NaN, so only x is checked: one compare, one select.
+// relu = x <= 0 ? 0 : x: one compare and one select, no maximum. A NaN compares false
+// and stays NaN (relu(NaN) is NaN in PyTorch) whatever the backend's maximum does.
 // sigmoid = logistic; silu = x * logistic(x); rsqrt.
 // CHECK-LABEL: sym_name = "activations"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
 // CHECK: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
-// CHECK: [[MX:%[0-9]+]] = "stablehlo.maximum"([[X]], {{%[0-9]+}})
-// CHECK-NEXT: [[XNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]])
-// CHECK-SAME: comparison_direction NE
-// CHECK-NEXT: [[RELU:%[0-9]+]] = "stablehlo.select"([[XNAN]], [[X]], [[MX]])
+// CHECK-NEXT: [[ZERO:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK-NEXT: [[LE:%[0-9]+]] = "stablehlo.compare"([[X]], [[ZERO]])
+// CHECK-SAME: comparison_direction LE
+// CHECK-NEXT: [[RELU:%[0-9]+]] = "stablehlo.select"([[LE]], [[ZERO]], [[X]])
+// CHECK-NOT: "stablehlo.maximum"
 // CHECK: [[SIG:%[0-9]+]] = "stablehlo.logistic"([[X]])
 // CHECK: [[L:%[0-9]+]] = "stablehlo.logistic"([[X]])
 // CHECK: [[SILU:%[0-9]+]] = "stablehlo.multiply"([[X]], [[L]])
@@ -280,30 +281,45 @@
   "func.return"(%0, %1, %2, %3) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
 }) : () -> ()
 
-// clamp = min(max(x, lo), hi); clamp_min only applies the lower bound. Both the max
-// and the min propagate NaN (clamp(NaN) is NaN in PyTorch): after each, a NaN operand
-// (x != x) is selected.
+// clamp to numbers = (x < lo ? lo : x), then (y > hi ? hi : y); clamp_min only applies
+// the lower bound. No maximum or minimum: a NaN compares false and stays NaN, as in
+// PyTorch (clamp(NaN) is NaN). hardtanh is the same clamp with its own bounds. A NaN
+// bound goes through the NaN-propagating maximum instead (every element NaN).
 // CHECK-LABEL: sym_name = "clamp_scalars"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK-NOT: "stablehlo.maximum"
 // CHECK: "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
-// CHECK: "stablehlo.maximum"([[X]], {{%[0-9]+}})
-// CHECK: [[XNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]])
-// CHECK: [[LO:%[0-9]+]] = "stablehlo.select"([[XNAN]], [[X]], {{%[0-9]+}})
+// CHECK-NEXT: [[ZERO:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK-NEXT: [[BELOW:%[0-9]+]] = "stablehlo.compare"([[X]], [[ZERO]])
+// CHECK-SAME: comparison_direction LT
+// CHECK-NEXT: [[LO:%[0-9]+]] = "stablehlo.select"([[BELOW]], [[ZERO]], [[X]])
 // CHECK: "stablehlo.constant"() {value = dense<6.000000e+00> : tensor<f32>}
-// CHECK: "stablehlo.minimum"([[LO]], {{%[0-9]+}})
-// CHECK: [[LONAN:%[0-9]+]] = "stablehlo.compare"([[LO]], [[LO]])
-// CHECK: [[HI:%[0-9]+]] = "stablehlo.select"([[LONAN]], [[LO]], {{%[0-9]+}})
-// CHECK: "stablehlo.constant"() {value = dense<-1.000000e+00> : tensor<f32>}
-// CHECK: "stablehlo.maximum"([[X]], {{%[0-9]+}})
-// CHECK: [[XNAN2:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]])
-// CHECK: [[MIN:%[0-9]+]] = "stablehlo.select"([[XNAN2]], [[X]], {{%[0-9]+}})
+// CHECK-NEXT: [[SIX:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK-NEXT: [[ABOVE:%[0-9]+]] = "stablehlo.compare"([[LO]], [[SIX]])
+// CHECK-SAME: comparison_direction GT
+// CHECK-NEXT: [[HI:%[0-9]+]] = "stablehlo.select"([[ABOVE]], [[SIX]], [[LO]])
 // CHECK-NOT: "stablehlo.minimum"
-// CHECK: "func.return"([[HI]], [[MIN]])
-"func.func"() <{function_type = (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>), sym_name = "clamp_scalars"}> ({
+// CHECK: "stablehlo.constant"() {value = dense<-1.000000e+00> : tensor<f32>}
+// CHECK-NEXT: [[M1:%[0-9]+]] = "stablehlo.broadcast_in_dim"
+// CHECK-NEXT: [[BELOW2:%[0-9]+]] = "stablehlo.compare"([[X]], [[M1]])
+// CHECK-NEXT: [[MIN:%[0-9]+]] = "stablehlo.select"([[BELOW2]], [[M1]], [[X]])
+// CHECK-NOT: "stablehlo.minimum"
+// CHECK: "stablehlo.compare"([[X]],
+// CHECK-SAME: comparison_direction LT
+// CHECK: [[HT:%[0-9]+]] = "stablehlo.select"
+// CHECK: "stablehlo.compare"([[HT]],
+// CHECK-SAME: comparison_direction GT
+// CHECK: [[HT2:%[0-9]+]] = "stablehlo.select"
+// CHECK: "stablehlo.constant"() {value = dense<0x7FC00000> : tensor<f32>}
+// CHECK: [[NANMAX:%[0-9]+]] = "stablehlo.maximum"([[X]],
+// CHECK: "func.return"([[HI]], [[MIN]], [[HT2]], {{%[0-9]+}})
+"func.func"() <{function_type = (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>), sym_name = "clamp_scalars"}> ({
 ^bb0(%a: tensor<2x3xf32>):
   %0 = "aten.clamp.default"(%a) {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clamp")
   %1 = "aten.clamp_min.default"(%a) {min = -1.000000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clamp_min")
-  "func.return"(%0, %1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> ()
+  %2 = "aten.hardtanh.default"(%a) {min_val = -2.000000e+00 : f64, max_val = 2.000000e+00 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("hardtanh")
+  %3 = "aten.clamp_min.default"(%a) {min = 0x7FF8000000000000 : f64, operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clamp_min_nan")
+  "func.return"(%0, %1, %2, %3) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
 }) : () -> ()
 
 // aten.maximum / aten.minimum propagate NaN as PyTorch does (XLA's CPU maximum may

@@ -16,10 +16,10 @@
 
 // Every op emitted for a node carries the node's location.
 // LOCS: ^bb0(%arg0: tensor<4xf32> loc("x")):
-// LOCS: "stablehlo.maximum"(%arg0, {{%[0-9]+}}) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc([[RELU:#loc[0-9]+]])
+// LOCS: "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, %arg0) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc([[RELU:#loc[0-9]+]])
 // LOCS: [[RELU]] = loc("relu"({{#loc[0-9]+}}))
 
-// STDIN: "stablehlo.maximum"
+// STDIN: "stablehlo.select"
 // STDIN-NOT: aten.
 
 // UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-dce, stablehlo-cse, verify-stablehlo

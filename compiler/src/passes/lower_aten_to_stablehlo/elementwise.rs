@@ -433,7 +433,13 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
                 .result(0)
                 .and_then(|ty| Ok(vec![to_type(e, op.tensor("src")?, ty)?])),
             "aten.erf" => unary_with(op, e, erf),
-            "aten.relu" => unary_with(op, e, |e, x| Ok(e.max(x, &splat(e, &x.ty, 0.0)?)?)),
+            // `x <= 0 ? 0 : x`: NaN compares false and stays NaN, as in PyTorch, on any
+            // backend, with no maximum whose NaN handling XLA builds disagree on.
+            "aten.relu" => unary_with(op, e, |e, x| {
+                let zero = splat(e, &x.ty, 0.0)?;
+                let non_positive = e.compare(Cmp::Le, x, &zero)?;
+                Ok(e.select(&non_positive, &zero, x)?)
+            }),
             "aten.relu6" => unary_with(op, e, |e, x| clamp_values(e, x, Some(0.0), Some(6.0))),
             "aten.silu" => unary_with(op, e, |e, x| {
                 Ok(e.mul(x, &e.unary("stablehlo.logistic", x)?)?)
@@ -668,15 +674,36 @@ fn gelu(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
 }
 
 /// Clamps to optional scalar bounds.
+/// Clamps to constant bounds (relu6, hardtanh).
 fn clamp_values(e: &Emitter, x: &TValue, lo: Option<f64>, hi: Option<f64>) -> LResult<TValue> {
     let mut y = x.clone();
     if let Some(lo) = lo {
-        y = e.max(&y, &splat(e, &y.ty, lo)?)?;
+        y = bound_by_constant(e, &y, &splat(e, &y.ty, lo)?, lo.is_nan(), true)?;
     }
     if let Some(hi) = hi {
-        y = e.min(&y, &splat(e, &y.ty, hi)?)?;
+        y = bound_by_constant(e, &y, &splat(e, &y.ty, hi)?, hi.is_nan(), false)?;
     }
     Ok(y)
+}
+
+/// `y < lo ? lo : y` (or `y > hi ? hi : y`) for a constant bound: a NaN input compares
+/// false and stays NaN, PyTorch's semantics, with no maximum or minimum, whose NaN
+/// handling XLA builds disagree on; applied low then high, `lo > hi` gives `hi`
+/// everywhere, as in PyTorch. A NaN bound makes every element NaN, through the
+/// NaN-propagating max/min.
+fn bound_by_constant(
+    e: &Emitter,
+    y: &TValue,
+    bound: &TValue,
+    bound_is_nan: bool,
+    is_lower: bool,
+) -> LResult<TValue> {
+    Ok(match (bound_is_nan, is_lower) {
+        (true, true) => e.max(y, bound)?,
+        (true, false) => e.min(y, bound)?,
+        (false, true) => e.select(&e.compare(Cmp::Lt, y, bound)?, bound, y)?,
+        (false, false) => e.select(&e.compare(Cmp::Gt, y, bound)?, bound, y)?,
+    })
 }
 
 fn clamp(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
@@ -693,11 +720,17 @@ fn clamp(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             continue;
         }
         let bound = arg_as(op, e, name, &ty)?;
-        // PyTorch propagates NaN from the input; max/min in StableHLO do too.
-        y = if is_min {
-            e.max(&y, &bound)?
-        } else {
-            e.min(&y, &bound)?
+        let number = op
+            .tensor_opt(name)
+            .is_none()
+            .then(|| op.number_opt(name))
+            .flatten();
+        // PyTorch propagates NaN from the input; so do the selects against a number
+        // and the NaN-propagating max/min against a tensor bound.
+        y = match number {
+            Some(n) => bound_by_constant(e, &y, &bound, n.is_nan(), is_min)?,
+            None if is_min => e.max(&y, &bound)?,
+            None => e.min(&y, &bound)?,
         };
     }
     Ok(vec![y])
