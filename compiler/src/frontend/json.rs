@@ -429,21 +429,37 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
     let graph = get(gm, "graph", file)?;
     let signature = get(gm, "signature", file)?;
 
-    // The entries come in key order, so the map is built without comparing keys.
-    let mut tensors = Vec::new();
-    if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
-        tensors.reserve(tv.len());
-        for (name, meta) in tv {
-            let meta = tree::expand(bytes, meta).map_err(invalid)?;
-            tensors.push((name.to_string(), tensor_meta(name, &meta)?));
+    // The tensor table and the node list are built on two threads (each is about half
+    // of the reading of a large graph); a tensor's error is reported before a node's,
+    // as when they were read one after the other.
+    let read_tensors = || -> Result<BTreeMap<String, TensorMeta>> {
+        // The entries come in key order, so the map is built without comparing keys.
+        let mut tensors = Vec::new();
+        if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
+            tensors.reserve(tv.len());
+            for (name, meta) in tv {
+                let meta = tree::expand(bytes, meta).map_err(invalid)?;
+                tensors.push((name.to_string(), tensor_meta(name, &meta)?));
+            }
         }
-    }
-    let tensors: BTreeMap<String, TensorMeta> = tensors.into_iter().collect();
-    let nodes = as_array(get(graph, "nodes", file)?, file)?
-        .iter()
-        .enumerate()
-        .map(|(i, n)| parse_node(&*tree::expand(bytes, n).map_err(invalid)?, i))
-        .collect::<Result<Vec<_>>>()?;
+        Ok(tensors.into_iter().collect())
+    };
+    let read_nodes = || -> Result<Vec<Node>> {
+        as_array(get(graph, "nodes", file)?, file)?
+            .iter()
+            .enumerate()
+            .map(|(i, n)| parse_node(&*tree::expand(bytes, n).map_err(invalid)?, i))
+            .collect()
+    };
+    let (tensors, nodes) = std::thread::scope(|s| {
+        let tensors = s.spawn(read_tensors);
+        let nodes = read_nodes();
+        let tensors = tensors
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (tensors, nodes)
+    });
+    let (tensors, nodes) = (tensors?, nodes?);
     let inputs = as_array(get(signature, "input_specs", file)?, file)?
         .iter()
         .enumerate()
