@@ -4,7 +4,7 @@
 //! [`tpuc_dialects::aten`], inside `func.func @main` whose arguments follow the
 //! exported program's signature (weights first, then user inputs, in export order).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use melior::ir::{Location, Module};
 use melior::Context;
@@ -522,10 +522,10 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
         ctx,
         graph,
         emitter: func.emitter,
-        values: HashMap::new(),
-        views: HashMap::new(),
-        version: HashMap::new(),
-        seen: HashMap::new(),
+        values: HashMap::default(),
+        views: HashMap::default(),
+        version: HashMap::default(),
+        seen: HashMap::default(),
     };
     for (spec, v) in graph.inputs.iter().zip(func.arguments) {
         importer.values.insert(spec.name.clone(), v);
