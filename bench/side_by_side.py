@@ -19,7 +19,8 @@ to the file named by its second argument. For every model of the spec:
 5. **Run time**: inputs and weights on the device first; `rounds` rounds, the programs
    taking turns in an order rotated each round; in a round each program runs `calls`
    times back to back (chosen so one turn takes about `turn_ms`), and the round's figure
-   is the mean of those calls. The result is the median over rounds.
+   is the mean of those calls. The result is the median over rounds, and every round's
+   figure (`rounds_s`), from which tpuc-bench bootstraps an interval for each ratio.
 6. **Op count**: operations in every function of the module (module, function and
    return ops not counted), parsed by jaxlib's MLIR, the same counter for all three.
 7. **Kernels**: the instructions of XLA's optimized entry computation that do work
@@ -329,6 +330,8 @@ def bench_model(m, cpu, device, spec, torch, torchax, jax, xla_client):
             "min": min(s),
             "max": max(s),
         }
+        # Round by round, for the interval of each ratio (see corpus.rs).
+        result["programs"][label]["rounds_s"] = s
     return result
 
 

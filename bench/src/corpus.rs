@@ -101,7 +101,14 @@ fn is_transformer(m: &Model) -> bool {
 /// `tpuc compile MODEL --timing -o OUT`, median of `compile_runs` runs: (wall seconds,
 /// stderr, stage times, peak memory in MiB).
 type Timed = (f64, String, Vec<(String, f64)>, Option<f64>);
-fn timed_compile(opts: &CorpusOptions, model: &Path, out: &Path) -> Result<Timed, BoxError> {
+/// `tpuc compile MODEL --timing -o OUT`, timed; with `settle`, each timed run starts
+/// after `sync` (see [`settle_writeback`]).
+fn timed_compile(
+    opts: &CorpusOptions,
+    model: &Path,
+    out: &Path,
+    settle: bool,
+) -> Result<Timed, BoxError> {
     let args = [
         model.to_str().unwrap_or_default(),
         "--timing",
@@ -111,20 +118,37 @@ fn timed_compile(opts: &CorpusOptions, model: &Path, out: &Path) -> Result<Timed
     // One untimed run first: the input is then in the page cache, as it is right after
     // an export, and the rows measure compiling rather than the disk.
     tpuc_compile(opts.tpuc, &args)?;
-    let (wall_s, stderr) = tpuc_compile_median(opts.tpuc, &args, opts.compile_runs)?;
+    let (wall_s, stderr) = tpuc_compile_median(opts.tpuc, &args, opts.compile_runs, settle)?;
     let (stages, peak) = parse_timing(&stderr);
     Ok((wall_s, stderr, stages, peak))
 }
 
 /// Runs `tpuc compile` `runs` times; returns the run with the median wall time
 /// (seconds, stderr).
-fn tpuc_compile_median(tpuc: &Path, args: &[&str], runs: usize) -> Result<(f64, String), BoxError> {
+fn tpuc_compile_median(
+    tpuc: &Path,
+    args: &[&str],
+    runs: usize,
+    settle: bool,
+) -> Result<(f64, String), BoxError> {
     let mut all = Vec::new();
     for _ in 0..runs.max(1) {
+        if settle {
+            settle_writeback();
+        }
         all.push(tpuc_compile(tpuc, args)?);
     }
     all.sort_by(|a, b| a.0.total_cmp(&b.0));
     Ok(all.swap_remove(all.len() / 2))
+}
+
+/// Waits for the kernel to write back dirty pages (`sync`). Each weights run writes a
+/// gigabyte; without this the next run starts while the last one's pages are still
+/// being written back and the kernel throttles its writes (measured here: the same
+/// compile, and a plain copy, took 2-6x as long), so the row would measure the disk's
+/// backlog rather than the compiler.
+fn settle_writeback() {
+    let _ = Command::new("sync").status();
 }
 
 /// Runs `tpuc compile` and returns (wall seconds, stderr).
@@ -269,6 +293,46 @@ fn f(v: &Value, path: &[&str]) -> Option<f64> {
     v.as_f64()
 }
 
+/// The run-time ratio of program `a` to program `b`: the ratio of their medians over
+/// rounds, and, when the per-round figures are there, a 90% bootstrap interval of that
+/// ratio (rounds resampled with replacement, 1000 times, a fixed-seed generator so that
+/// the report is reproducible from side_by_side.json). On a shared 2-core machine one
+/// round of a 30 µs program can be 20% off, so the interval says whether a ratio a few
+/// percent above 1 is the programs or the machine.
+fn ratio_with_interval(p: &Value, a: &str, b: &str) -> Option<(f64, Option<(f64, f64)>)> {
+    let point = f(p, &[a, "run_s", "median"])? / f(p, &[b, "run_s", "median"])?;
+    let rounds = |l: &str| -> Option<Vec<f64>> {
+        p[l]["rounds_s"]
+            .as_array()?
+            .iter()
+            .map(Value::as_f64)
+            .collect()
+    };
+    let (Some(x), Some(y)) = (rounds(a), rounds(b)) else {
+        return Some((point, None));
+    };
+    if x.len() < 10 || y.len() < 10 {
+        return Some((point, None));
+    }
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |n: usize| {
+        // xorshift64*: plenty for resampling indices.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+    };
+    let mut ratios: Vec<f64> = (0..1000)
+        .map(|_| {
+            let xs: Vec<f64> = (0..x.len()).map(|_| x[next(x.len())]).collect();
+            let ys: Vec<f64> = (0..y.len()).map(|_| y[next(y.len())]).collect();
+            median(xs) / median(ys)
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    Some((point, Some((ratios[50], ratios[949]))))
+}
+
 fn us(s: f64) -> String {
     if s >= 1e-3 {
         format!("{:.2} ms", s * 1e3)
@@ -313,7 +377,7 @@ pub fn run(opts: &CorpusOptions) -> Result<String, BoxError> {
     let spec = serde_json::json!({
         "warmup": 5,
         "rounds": opts.rounds,
-        "turn_ms": 10,
+        "turn_ms": 4,
         "models": models.iter().zip(&compiled).filter(|(_, c)| c.error.is_none()).map(|(m, c)| {
             serde_json::json!({
                 "name": m.name,
@@ -377,7 +441,7 @@ fn scaling_rows(opts: &CorpusOptions) -> Result<Vec<ScalingRow>, BoxError> {
         }
         eprintln!("tpuc-bench: compile scaling, {n} nodes");
         let out = dir.join(format!("chain_{n}.tpuc"));
-        let (wall_s, _, stages, peak_mib) = timed_compile(opts, &model, &out)?;
+        let (wall_s, _, stages, peak_mib) = timed_compile(opts, &model, &out, false)?;
         rows.push(ScalingRow {
             what: format!("Linear+GELU chain, {n} nodes"),
             nodes: n,
@@ -408,7 +472,7 @@ fn scaling_rows(opts: &CorpusOptions) -> Result<Vec<ScalingRow>, BoxError> {
             }
         }
         let out = dir.join("weights.tpuc");
-        let (wall_s, stderr, stages, peak_mib) = timed_compile(opts, &model, &out)?;
+        let (wall_s, stderr, stages, peak_mib) = timed_compile(opts, &model, &out, true)?;
         let bytes = std::fs::metadata(out.join("weights.safetensors"))?.len();
         let nodes = stderr
             .split(" nodes")
@@ -433,11 +497,12 @@ fn scaling_rows(opts: &CorpusOptions) -> Result<Vec<ScalingRow>, BoxError> {
 }
 
 /// Median wall time of `std::fs::copy(source, scratch)` over the compile runs (each
-/// over the last one's copy, as the compiles write over their artifact).
+/// over the last one's copy and after `sync`, as the compiles).
 fn copy_time(opts: &CorpusOptions, source: &Path, scratch: &Path) -> Result<f64, BoxError> {
     let mut times = Vec::new();
     for _ in 0..opts.compile_runs.max(1) {
         let _ = std::fs::remove_file(scratch);
+        settle_writeback();
         let start = std::time::Instant::now();
         std::fs::copy(source, scratch)?;
         times.push(start.elapsed().as_secs_f64());
@@ -466,7 +531,8 @@ fn report(
          (`core.pt2`): tpuc `-O2`, tpuc `-O0` and the StableHLO torchax {} emits for the \
          same `.pt2`, all three compiled by jaxlib {}'s CPU client in one process \
          (`bench/side_by_side.py`, Python {}, torch {}), checked against PyTorch's outputs, \
-         inputs and weights on the device, {} interleaved rounds, medians. torchax's \
+         inputs and weights on the device, {} interleaved rounds, medians; for a model above \
+         the limit, a 90% bootstrap interval of its ratio over the rounds. torchax's \
          weights are bound in the program's `input_specs` order (see below). tpuc compile \
          time: the release `tpuc compile -O2` process, median of {} runs; torchax export: \
          `torch.export.load` + `exported_program_to_stablehlo` + `mlir_module()`.",
@@ -538,15 +604,20 @@ fn report(
             }
         }
         let peer_ok = ok("torchax") && r["torchax_error"].is_null();
-        let ratio = |l: &str| match (run(l), run("torchax")) {
-            (Some(a), Some(b)) if peer_ok && ok(l) => Some(a / b),
-            _ => None,
+        let ratio = |l: &str| match peer_ok && ok(l) {
+            true => ratio_with_interval(p, l, "torchax"),
+            false => None,
         };
         let (r2, r0) = (ratio("tpuc_O2"), ratio("tpuc_O0"));
+        let spread = r2
+            .and_then(|(_, q)| q)
+            .map(|(lo, hi)| format!("; 90% interval {lo:.3}-{hi:.3}×"))
+            .unwrap_or_default();
+        let (r2, r0) = (r2.map(|r| r.0), r0.map(|r| r.0));
         if let Some(x) = r2 {
             ratios_o2.push(x);
             if x > WORST_ALLOWED {
-                above.push(format!("{} ({x:.3}×{})", m.name, why_slower(p, r0)));
+                above.push(format!("{} ({x:.3}×{spread}{})", m.name, why_slower(p, r0)));
             }
         }
         if let Some(x) = r0 {
@@ -690,8 +761,9 @@ fn report(
     line("");
     line(&format!("The release `tpuc compile -O2 --timing` on synthetic graphs (`bench/synthetic_models.py`): \
           wall time of the whole process (the median of {} runs after one untimed run, each \
-          writing over the last one's artifact), that run's three slowest stages, and its peak resident memory \
-          (`VmHWM`).", opts.compile_runs));
+          writing over the last one's artifact; the weights runs and their plain-copy floor each start after \
+          `sync`, so that the last run's gigabyte is not still being written back), that run's three slowest \
+          stages, and its peak resident memory (`VmHWM`).", opts.compile_runs));
     line("");
     line("| graph | nodes | wall time | slowest stages | peak memory | weights | weight rate |");
     line("|---|---:|---:|---|---:|---:|---:|");

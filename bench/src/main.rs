@@ -68,8 +68,9 @@ struct Args {
     /// compile scaling with it (needs --python with torch and torchax).
     #[arg(long)]
     tpuc: Option<PathBuf>,
-    /// Interleaved rounds per corpus model.
-    #[arg(long, default_value_t = 40)]
+    /// Interleaved rounds per corpus model (short turns, many rounds: on a shared
+    /// machine bursts of noise then hit every program alike).
+    #[arg(long, default_value_t = 100)]
     corpus_rounds: usize,
     /// `tpuc compile -O2` runs per corpus model (the median is reported).
     #[arg(long, default_value_t = 3)]
