@@ -12,6 +12,8 @@
 //!   environments).
 //! - [`plugin_logging`]: how much plugins log to stderr (quiet unless asked).
 //! - [`npy`], [`safetensors`]: tensor file formats.
+//! - [`sharding`]: device meshes and tensor shardings (split per device, assemble,
+//!   their GSPMD and Shardy texts).
 
 pub mod cache;
 pub mod compare;
@@ -25,6 +27,7 @@ pub mod pjrt;
 pub mod plugin_logging;
 pub mod safetensors;
 pub mod session;
+pub mod sharding;
 pub mod tensor;
 pub mod version;
 
