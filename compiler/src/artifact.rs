@@ -316,6 +316,7 @@ pub fn write(
             shape: meta.shape.clone(),
             weight: is_weight.then_some(key),
             zero_filled: is_weight && !model.has_weights(),
+            sharding: None,
         });
     }
     let outputs = graph
@@ -327,6 +328,7 @@ pub fn write(
                 name: n.clone(),
                 dtype: m.dtype,
                 shape: m.shape.clone(),
+                sharding: None,
             }
         })
         .collect();
@@ -387,6 +389,7 @@ pub fn write(
             },
             arguments,
             outputs,
+            partitioning: None,
         };
         let text = serde_json::to_string_pretty(&manifest)
             .map_err(|e| CompileError::Internal(e.to_string()))?

@@ -13,6 +13,7 @@
 //! `@main` takes its arguments in manifest order (weights first, in the exported program's
 //! input order, then user inputs) and returns the user outputs in order.
 
+use crate::sharding::{Mesh, TensorSharding};
 use crate::DType;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -49,6 +50,57 @@ pub struct Manifest {
     pub arguments: Vec<Argument>,
     /// Results of `@main`, in order.
     pub outputs: Vec<TensorSpec>,
+    /// How the program is partitioned over a device mesh; absent for one device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitioning: Option<Partitioning>,
+}
+
+/// How the shardings are written in the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShardingFormat {
+    /// `sdy.sharding` (in XLA's round-trip form); needs the Shardy partitioner.
+    Shardy,
+    /// `mhlo.sharding` strings; XLA's GSPMD partitioner.
+    Gspmd,
+}
+
+/// An SPMD program over a device mesh: the mesh (global: every device of every host)
+/// and the compile options the runtime must pass. Every argument and output of a
+/// partitioned artifact has a sharding on this mesh.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Partitioning {
+    pub mesh: Mesh,
+    pub format: ShardingFormat,
+    /// `num_partitions` of the compile options: the mesh's device count.
+    pub num_partitions: u32,
+    pub use_spmd_partitioning: bool,
+    /// Without it a Shardy program compiles and silently runs replicated.
+    pub use_shardy_partitioner: bool,
+}
+
+impl Partitioning {
+    /// The partitioning of `mesh` in `format`, with the compile options that go with it.
+    pub fn new(mesh: Mesh, format: ShardingFormat) -> Partitioning {
+        Partitioning {
+            num_partitions: mesh.num_devices() as u32,
+            use_spmd_partitioning: true,
+            use_shardy_partitioner: format == ShardingFormat::Shardy,
+            mesh,
+            format,
+        }
+    }
+
+    /// The compile options this partitioning records.
+    pub fn compile_options(&self) -> crate::CompileOptions {
+        crate::CompileOptions {
+            num_partitions: self.num_partitions,
+            use_spmd_partitioning: self.use_spmd_partitioning,
+            use_shardy_partitioner: self.use_shardy_partitioner,
+            device_assignment: Some(vec![self.mesh.device_ids.clone()]),
+            ..crate::CompileOptions::default()
+        }
+    }
 }
 
 /// A file of the artifact (or its source) with the checksum of its bytes.
@@ -141,6 +193,9 @@ pub struct Argument {
     /// and was written as zeros.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zero_filled: bool,
+    /// Its sharding on the mesh of [`Manifest::partitioning`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharding: Option<TensorSharding>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -148,4 +203,7 @@ pub struct TensorSpec {
     pub name: String,
     pub dtype: DType,
     pub shape: Vec<i64>,
+    /// Its sharding on the mesh of [`Manifest::partitioning`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharding: Option<TensorSharding>,
 }

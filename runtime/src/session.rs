@@ -28,6 +28,7 @@ use crate::manifest::{
 };
 use crate::pjrt::{Buffer, Client, ClientOptions, LoadedExecutable, Plugin};
 use crate::safetensors::SafeTensors;
+use crate::sharding::TensorSharding;
 use crate::{DType, HostTensor};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -256,11 +257,14 @@ pub struct Session {
     manifest: Manifest,
     client: Client,
     executable: LoadedExecutable,
-    weights: Vec<Buffer>,
+    /// Each weight's buffer on each device, `[weight][position]` (one position unless
+    /// the artifact is partitioned: its shard on each device of the mesh).
+    weights: Vec<Vec<Buffer>>,
     slots: Vec<Slot>,
     /// Indices into `manifest.arguments` of the user inputs, in order.
     user_inputs: Vec<usize>,
-    device_index: usize,
+    /// The addressable device index of each mesh position (one entry unpartitioned).
+    positions: Vec<usize>,
     report: LoadReport,
 }
 
@@ -317,7 +321,7 @@ impl Session {
         if client.addressable_devices().is_empty() {
             return Err(fail("the client has no addressable device".into()));
         }
-        let device_index = 0;
+        let positions = device_positions(client, &manifest).map_err(fail)?;
 
         // Program: checksum, then compile once.
         let program_path = resolve(&dir, &manifest.program, "program")?;
@@ -384,7 +388,11 @@ impl Session {
             weight_tensors.push((key, view));
         }
 
-        let obtained = obtain_executable(client, &program, &CompileOptions::default(), options)?;
+        let compile_options = match &manifest.partitioning {
+            Some(p) => p.compile_options(),
+            None => CompileOptions::default(),
+        };
+        let obtained = obtain_executable(client, &program, &compile_options, options)?;
         options.emit(LoadEvent::CompileEnd {
             source: obtained.source,
             elapsed: obtained.elapsed,
@@ -408,13 +416,40 @@ impl Session {
         options.emit(LoadEvent::UploadStart { count, total_bytes });
         let mut weights = Vec::with_capacity(count);
         let mut uploaded_bytes = 0u64;
+        let weight_shardings: Vec<Option<&TensorSharding>> = {
+            // The sharding of each uploaded weight: that of its first argument.
+            let mut by_weight = vec![None; weight_tensors.len()];
+            for (slot, arg) in slots.iter().zip(&manifest.arguments) {
+                if let Slot::Weight(w) = *slot {
+                    by_weight[w] = by_weight[w].or(arg.sharding.as_ref());
+                }
+            }
+            by_weight
+        };
         for (index, (name, view)) in weight_tensors.iter().enumerate() {
-            weights.push(client.buffer_from_slice(
-                view.dtype,
-                view.shape,
-                view.data,
-                device_index,
-            )?);
+            weights.push(match (&manifest.partitioning, weight_shardings[index]) {
+                (Some(p), Some(sharding)) => {
+                    let whole = HostTensor {
+                        dtype: view.dtype,
+                        shape: view.shape.to_vec(),
+                        data: view.data.to_vec(),
+                    };
+                    let shards = sharding
+                        .split_tensor(&p.mesh, &whole)
+                        .map_err(|e| fail(format!("weight `{name}`: {e}")))?;
+                    shards
+                        .iter()
+                        .zip(&positions)
+                        .map(|(t, &d)| client.buffer_from_host(t, d))
+                        .collect::<Result<Vec<_>>>()?
+                }
+                _ => vec![client.buffer_from_slice(
+                    view.dtype,
+                    view.shape,
+                    view.data,
+                    positions[0],
+                )?],
+            });
             let bytes = view.data.len() as u64;
             uploaded_bytes += bytes;
             options.emit(LoadEvent::WeightUploaded {
@@ -451,7 +486,7 @@ impl Session {
             weights,
             slots,
             user_inputs,
-            device_index,
+            positions,
             report,
         })
     }
@@ -532,6 +567,9 @@ impl Session {
     /// returns the outputs.
     pub fn run(&self, inputs: &[HostTensor]) -> Result<Vec<HostTensor>> {
         self.check_count(inputs.len())?;
+        if self.manifest.partitioning.is_some() {
+            return self.run_partitioned(inputs);
+        }
         let mut uploaded = Vec::with_capacity(inputs.len());
         for (i, t) in inputs.iter().enumerate() {
             self.check_input(i, t.dtype, &t.shape)?;
@@ -548,16 +586,111 @@ impl Session {
                     ),
                 });
             }
-            uploaded.push(self.client.buffer_from_host(t, self.device_index)?);
+            uploaded.push(self.client.buffer_from_host(t, self.positions[0])?);
         }
         let refs: Vec<&Buffer> = uploaded.iter().collect();
         let outputs = self.run_buffers(&refs)?;
         outputs.iter().map(Buffer::to_host).collect()
     }
 
+    /// [`Session::run`] of a partitioned artifact: each input split by its sharding and
+    /// each shard uploaded to its device, one execution over the mesh, and each output
+    /// assembled from the devices' shards.
+    fn run_partitioned(&self, inputs: &[HostTensor]) -> Result<Vec<HostTensor>> {
+        let Some(p) = &self.manifest.partitioning else {
+            return Err(RuntimeError::InvalidArgument("not partitioned".into()));
+        };
+        let mesh = &p.mesh;
+        // uploaded[input][position]
+        let mut uploaded: Vec<Vec<Buffer>> = Vec::with_capacity(inputs.len());
+        for (i, t) in inputs.iter().enumerate() {
+            self.check_input(i, t.dtype, &t.shape)?;
+            let arg = &self.manifest.arguments[self.user_inputs[i]];
+            let mismatch = |message: String| RuntimeError::InputMismatch {
+                index: i,
+                name: arg.name.clone(),
+                message,
+            };
+            let expected = t.num_elements() * t.dtype.size_in_bytes();
+            if t.data.len() != expected {
+                return Err(mismatch(format!(
+                    "{} needs {expected} bytes of data, the tensor has {}",
+                    describe(t.dtype, &t.shape),
+                    t.data.len()
+                )));
+            }
+            let sharding = arg
+                .sharding
+                .clone()
+                .unwrap_or_else(|| TensorSharding::replicated(t.shape.len()));
+            let shards = sharding
+                .split_tensor(mesh, t)
+                .map_err(|e| mismatch(e.to_string()))?;
+            uploaded.push(
+                shards
+                    .iter()
+                    .zip(&self.positions)
+                    .map(|(s, &d)| self.client.buffer_from_host(s, d))
+                    .collect::<Result<Vec<_>>>()?,
+            );
+        }
+        let lists: Vec<Vec<&Buffer>> = (0..self.positions.len())
+            .map(|pos| {
+                self.slots
+                    .iter()
+                    .map(|s| match *s {
+                        Slot::Weight(w) => &self.weights[w][pos],
+                        Slot::User(u) => &uploaded[u][pos],
+                    })
+                    .collect()
+            })
+            .collect();
+        let refs: Vec<&[&Buffer]> = lists.iter().map(|l| l.as_slice()).collect();
+        let per_device = self.executable.execute_sharded(&refs)?;
+        let mut outputs = Vec::with_capacity(self.manifest.outputs.len());
+        for (i, spec) in self.manifest.outputs.iter().enumerate() {
+            let shards = per_device
+                .iter()
+                .map(|o| o[i].to_host())
+                .collect::<Result<Vec<_>>>()?;
+            let sharding = spec
+                .sharding
+                .clone()
+                .unwrap_or_else(|| TensorSharding::replicated(spec.shape.len()));
+            let whole = sharding.assemble(mesh, &spec.shape, &shards).map_err(|e| {
+                RuntimeError::OutputMismatch {
+                    index: i,
+                    name: spec.name.clone(),
+                    message: e.to_string(),
+                }
+            })?;
+            if whole.dtype != spec.dtype {
+                return Err(RuntimeError::OutputMismatch {
+                    index: i,
+                    name: spec.name.clone(),
+                    message: format!(
+                        "the program returned {}, the manifest says {}",
+                        describe(whole.dtype, &whole.shape),
+                        describe(spec.dtype, &spec.shape)
+                    ),
+                });
+            }
+            outputs.push(whole);
+        }
+        Ok(outputs)
+    }
+
     /// Runs the program on inputs already on the session's device; outputs stay there.
+    /// A partitioned session takes host tensors only ([`Session::run`]) for now.
     pub fn run_buffers(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>> {
         self.check_count(inputs.len())?;
+        if let Some(p) = &self.manifest.partitioning {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "the artifact is partitioned over the mesh {} ({} devices): run it with host tensors (Session::run), which splits them per device",
+                p.mesh,
+                p.mesh.num_devices()
+            )));
+        }
         for (i, b) in inputs.iter().enumerate() {
             self.check_input(i, b.dtype()?, b.shape())?;
             if !b.belongs_to(&self.client) {
@@ -573,7 +706,7 @@ impl Session {
             .slots
             .iter()
             .map(|s| match *s {
-                Slot::Weight(w) => &self.weights[w],
+                Slot::Weight(w) => &self.weights[w][0],
                 Slot::User(u) => inputs[u],
             })
             .collect();
@@ -618,7 +751,93 @@ pub fn parse_manifest(text: &str, dir: &Path) -> Result<Manifest> {
             ),
         });
     }
+    check_partitioning(&manifest).map_err(|message| RuntimeError::Artifact {
+        dir: dir.to_path_buf(),
+        message,
+    })?;
     Ok(manifest)
+}
+
+/// The addressable device index that runs each mesh position: device 0 for an
+/// unpartitioned artifact; the device of each id of the mesh's device order otherwise,
+/// an error when the client does not have them all.
+fn device_positions(
+    client: &Client,
+    manifest: &Manifest,
+) -> std::result::Result<Vec<usize>, String> {
+    let Some(p) = &manifest.partitioning else {
+        return Ok(vec![0]);
+    };
+    let devices = client.addressable_devices();
+    if devices.len() < p.mesh.num_devices() {
+        return Err(format!(
+            "the artifact is partitioned over the mesh {} ({} devices), but the client has {} addressable device(s){}",
+            p.mesh,
+            p.mesh.num_devices(),
+            devices.len(),
+            if client.platform_name() == "cpu" {
+                format!(" (the CPU plugin makes as many as asked: ClientOptions::cpu({}))", p.mesh.num_devices())
+            } else {
+                String::new()
+            }
+        ));
+    }
+    p.mesh
+        .device_ids
+        .iter()
+        .map(|&id| {
+            devices
+                .iter()
+                .position(|d| i64::from(d.id) == id)
+                .ok_or_else(|| {
+                    format!("the mesh's device {id} is not an addressable device of the client")
+                })
+        })
+        .collect()
+}
+
+/// The checks of a partitioned manifest: its compile options agree with its mesh, and
+/// every argument and output has a sharding valid on the mesh for its shape.
+fn check_partitioning(manifest: &Manifest) -> std::result::Result<(), String> {
+    let Some(p) = &manifest.partitioning else {
+        return Ok(());
+    };
+    crate::sharding::Mesh::new(p.mesh.axes.clone(), Some(p.mesh.device_ids.clone()))
+        .map_err(|e| format!("partitioning: {e}"))?;
+    if p.num_partitions as usize != p.mesh.num_devices() || !p.use_spmd_partitioning {
+        return Err(format!(
+            "partitioning: {} partitions (SPMD {}) for a mesh of {} devices",
+            p.num_partitions,
+            p.use_spmd_partitioning,
+            p.mesh.num_devices()
+        ));
+    }
+    if p.use_shardy_partitioner != (p.format == crate::manifest::ShardingFormat::Shardy) {
+        return Err(
+            "partitioning: the Shardy partitioner is used exactly for Shardy shardings".into(),
+        );
+    }
+    let specs = manifest
+        .arguments
+        .iter()
+        .map(|a| ("argument", &a.name, &a.shape, &a.sharding))
+        .chain(
+            manifest
+                .outputs
+                .iter()
+                .map(|o| ("output", &o.name, &o.shape, &o.sharding)),
+        );
+    for (what, name, shape, sharding) in specs {
+        let Some(sharding) = sharding else {
+            return Err(format!(
+                "{what} `{name}` of a partitioned artifact has no sharding"
+            ));
+        };
+        sharding
+            .check(&p.mesh, shape)
+            .map_err(|e| format!("{what} `{name}`: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Resolves a file of the artifact, refusing paths that leave the artifact directory.

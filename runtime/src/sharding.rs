@@ -2,9 +2,10 @@
 //! propagation, the Shardy and GSPMD texts), the manifest and the runtime (splitting
 //! weights and inputs per device, assembling outputs) share.
 //!
-//! A [`Mesh`] names axes with sizes (`dp=2,tp=4`); its devices are numbered row-major
-//! over the axes (the last axis varies fastest), and `device_ids` maps each mesh
-//! position to a device id of the program (by default position `i` is device `i`).
+//! A [`Mesh`] names axes with sizes (`dp=2,tp=4`); its positions are numbered row-major
+//! over the axes (the last axis varies fastest). Position `p` is partition `p` of the
+//! SPMD program (the number the GSPMD and Shardy texts use), and `device_ids[p]` the
+//! device that runs it (the compile options' device assignment; by default device `p`).
 //! A [`TensorSharding`] says, for each dimension of a tensor, which mesh axes split
 //! it (major to minor); axes it does not name hold replicas. A dimension split over
 //! axes of total size `k` must be a multiple of `k`: shards are equal, as XLA's SPMD
@@ -38,7 +39,7 @@ pub struct MeshAxis {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mesh {
     pub axes: Vec<MeshAxis>,
-    /// Device id at each mesh position, row-major over `axes`.
+    /// The device that runs each mesh position (partition), row-major over `axes`.
     pub device_ids: Vec<i64>,
 }
 
@@ -292,7 +293,7 @@ impl TensorSharding {
 
     /// The GSPMD form (`mhlo.sharding`): `{replicated}`, or the tile counts of each
     /// dimension (then the replica count, with `last_tile_dim_replicate`) and the
-    /// device at each tile, row-major.
+    /// partition at each tile, row-major.
     pub fn gspmd(&self, mesh: &Mesh) -> Result<String> {
         if self.is_replicated() {
             return Ok("{replicated}".into());
@@ -300,14 +301,14 @@ impl TensorSharding {
         let counts = self.shard_counts(mesh)?;
         let tiles: i64 = counts.iter().product();
         let replicas = mesh.num_devices() as i64 / tiles;
-        // Device at (tile, replica): the mesh positions in order, placed by their
+        // Partition at (tile, replica): the mesh positions in order, placed by their
         // shard index and their rank among the positions that hold the same shard.
         let mut grid = vec![-1i64; mesh.num_devices()];
         let mut seen = vec![0i64; tiles as usize];
         for p in 0..mesh.num_devices() {
             let index = self.shard_index(mesh, p)?;
             let flat = index.iter().zip(&counts).fold(0, |f, (i, k)| f * k + i) as usize;
-            grid[flat * replicas as usize + seen[flat] as usize] = mesh.device_ids[p];
+            grid[flat * replicas as usize + seen[flat] as usize] = p as i64;
             seen[flat] += 1;
         }
         let mut dims: Vec<String> = counts.iter().map(i64::to_string).collect();

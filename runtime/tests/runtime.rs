@@ -484,6 +484,125 @@ fn shardings_split_and_assemble_as_xla_partitions() {
     }
 }
 
+/// A partitioned artifact (x rows over dp, w and b columns over tp, y both ways):
+/// `Session` splits the weights at load and the inputs at run, runs the mesh, and
+/// assembles y; in both sharding forms the result is the unsharded one. A client
+/// with too few devices and a manifest without an output's sharding are refused.
+#[test]
+fn partitioned_sessions_run_on_their_mesh() {
+    use tpuc_runtime::manifest::{Partitioning, ShardingFormat};
+    use tpuc_runtime::sharding::{Mesh, TensorSharding};
+    let Some(small) = client() else { return };
+    let client = small
+        .plugin()
+        .create_client(&ClientOptions::cpu(4))
+        .unwrap();
+    let mesh = Mesh::parse("dp=2,tp=2").unwrap();
+    let x: Vec<f32> = (0..24).map(|i| (i % 7) as f32 - 3.0).collect();
+    let w: Vec<f32> = (0..48).map(|i| (i % 5) as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..8).map(|i| i as f32).collect();
+    let mut want = vec![0f32; 32];
+    for i in 0..4 {
+        for j in 0..8 {
+            want[i * 8 + j] = (0..6).map(|t| x[i * 6 + t] * w[t * 8 + j]).sum::<f32>() + b[j];
+        }
+    }
+    let sx = TensorSharding::split(2, 0, &["dp"]);
+    let sw = TensorSharding::split(2, 1, &["tp"]);
+    let sb = TensorSharding::split(1, 0, &["tp"]);
+    let sy = TensorSharding {
+        dims: vec![vec!["dp".into()], vec!["tp".into()]],
+    };
+    for format in [ShardingFormat::Gspmd, ShardingFormat::Shardy] {
+        let dir = scratch(&format!("partitioned-{format:?}"));
+        let attr = |s: &TensorSharding| match format {
+            ShardingFormat::Gspmd => format!("{{mhlo.sharding = \"{}\"}}", s.gspmd(&mesh).unwrap()),
+            ShardingFormat::Shardy => format!(
+                "{{mhlo.frontend_attributes = {{xla.sdy.sharding = \"{}\"}}}}",
+                s.shardy("mesh").replace('"', "\\22")
+            ),
+        };
+        let module_attrs = match format {
+            ShardingFormat::Gspmd => "mhlo.num_partitions = 4 : i32".to_string(),
+            ShardingFormat::Shardy => "mhlo.num_partitions = 4 : i32, mhlo.frontend_attributes = {xla.sdy.meshes = \"{mesh = #sdy.mesh<[\\22dp\\22=2, \\22tp\\22=2]>}\"}".to_string(),
+        };
+        let program = format!(
+            "module @m attributes {{{module_attrs}}} {{\n  func.func @main(%w: tensor<6x8xf32> {}, %b: tensor<8xf32> {}, %x: tensor<4x6xf32> {}) -> (tensor<4x8xf32> {}) {{\n    %0 = \"stablehlo.dot_general\"(%x, %w) {{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>}} : (tensor<4x6xf32>, tensor<6x8xf32>) -> tensor<4x8xf32>\n    %1 = \"stablehlo.broadcast_in_dim\"(%b) {{broadcast_dimensions = array<i64: 1>}} : (tensor<8xf32>) -> tensor<4x8xf32>\n    %2 = \"stablehlo.add\"(%0, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>\n    \"func.return\"(%2) : (tensor<4x8xf32>) -> ()\n  }}\n}}\n",
+            attr(&sw), attr(&sb), attr(&sx), attr(&sy)
+        );
+        std::fs::write(dir.join("program.mlir"), &program).unwrap();
+        let wt = HostTensor::from_f32(&[6, 8], &w);
+        let bt = HostTensor::from_f32(&[8], &b);
+        write_safetensors(
+            &dir.join("weights.safetensors"),
+            &[("w", &wt), ("b", &bt)],
+            &[],
+        );
+        let file_ref = |name: &str| FileRef {
+            file: name.into(),
+            checksum: Checksum::of(&std::fs::read(dir.join(name)).unwrap()),
+        };
+        let arg =
+            |name: &str, kind, shape: &[i64], weight: Option<&str>, s: &TensorSharding| Argument {
+                name: name.into(),
+                kind,
+                dtype: DType::F32,
+                shape: shape.to_vec(),
+                weight: weight.map(String::from),
+                zero_filled: false,
+                sharding: Some(s.clone()),
+            };
+        let manifest = Manifest {
+            format_version: FORMAT_VERSION,
+            tpuc_version: "test".into(),
+            target: "tpu".into(),
+            stablehlo_version: "1.0.0".into(),
+            matmul_precision: "highest".into(),
+            source: file_ref("program.mlir"),
+            program: file_ref("program.mlir"),
+            weights: file_ref("weights.safetensors"),
+            arguments: vec![
+                arg("w", ArgumentKind::Parameter, &[6, 8], Some("w"), &sw),
+                arg("b", ArgumentKind::Parameter, &[8], Some("b"), &sb),
+                arg("x", ArgumentKind::UserInput, &[4, 6], None, &sx),
+            ],
+            outputs: vec![TensorSpec {
+                name: "y".into(),
+                dtype: DType::F32,
+                shape: vec![4, 8],
+                sharding: Some(sy.clone()),
+            }],
+            partitioning: Some(Partitioning::new(mesh.clone(), format)),
+        };
+        write_manifest(&dir, &manifest);
+        let options = LoadOptions {
+            cache: CacheMode::Bypass,
+            ..LoadOptions::default()
+        };
+        let session = Session::load_with(&dir, &client, &options).unwrap_or_else(|e| panic!("{e}"));
+        let y = session.run(&[HostTensor::from_f32(&[4, 6], &x)]).unwrap();
+        assert_eq!(f32s(&y[0]), want, "{format:?}");
+
+        // Too few devices: the mesh and the device counts named.
+        let err = Session::load_with(&dir, small, &options).unwrap_err();
+        assert!(
+            err.to_string().contains("mesh dp=2,tp=2 (4 devices)"),
+            "{err}"
+        );
+        // An output without a sharding.
+        let mut bad = manifest.clone();
+        bad.outputs[0].sharding = None;
+        write_manifest(&dir, &bad);
+        let err = Session::load_with(&dir, &client, &options).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("output `y` of a partitioned artifact has no sharding"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 #[test]
 fn serialized_executables_round_trip() {
     let Some(client) = client() else { return };
@@ -813,6 +932,7 @@ fn write_artifact(dir: &Path) -> Manifest {
         shape: shape.to_vec(),
         weight: weight.map(String::from),
         zero_filled: false,
+        sharding: None,
     };
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
@@ -849,13 +969,16 @@ fn write_artifact(dir: &Path) -> Manifest {
                 name: "out".into(),
                 dtype: DType::F32,
                 shape: vec![2, 3],
+                sharding: None,
             },
             TensorSpec {
                 name: "k2".into(),
                 dtype: DType::I64,
                 shape: vec![],
+                sharding: None,
             },
         ],
+        partitioning: None,
     };
     write_manifest(dir, &manifest);
     manifest
