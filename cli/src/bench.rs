@@ -156,8 +156,12 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     if args.iterations == 0 {
         return Err("--iterations must be at least 1".into());
     }
-    let (client, opened) =
-        crate::load::open_client(args.client.plugin.as_deref(), &args.client.client_options)?;
+    let devices = crate::load::artifact_devices(&args.artifact);
+    let (client, opened) = crate::load::open_client(
+        args.client.plugin.as_deref(),
+        &args.client.client_options,
+        devices,
+    )?;
     let t = Instant::now();
     let session = crate::load::load_session(&args.artifact, &client, args.client.no_cache)?;
     let session_load = t.elapsed();

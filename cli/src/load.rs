@@ -69,16 +69,21 @@ pub fn parse_client_option(s: &str) -> Result<(String, NamedValue), String> {
     Ok((name.to_string(), value))
 }
 
-/// Create options for `plugin_path`: for the CPU plugin one device (programs run on
-/// addressable device 0) executed synchronously on the calling thread (`asynchronous =
-/// false`: its default hand-off to a worker thread costs more than a small program,
-/// see BENCH.md); other plugins get their defaults. `--client-option`s override both.
-pub fn client_options(plugin_path: &Path, extra: &[(String, NamedValue)]) -> ClientOptions {
+/// Create options for `plugin_path`: for the CPU plugin `devices` devices (one, or as
+/// many as a partitioned artifact's mesh has) executed synchronously on the calling
+/// thread (`asynchronous = false`: its default hand-off to a worker thread costs more
+/// than a small program, see BENCH.md); other plugins get their defaults.
+/// `--client-option`s override both.
+pub fn client_options(
+    plugin_path: &Path,
+    extra: &[(String, NamedValue)],
+    devices: usize,
+) -> ClientOptions {
     let is_cpu = plugin_path
         .file_name()
         .is_some_and(|n| n.to_string_lossy().contains("cpu"));
     let mut options = if is_cpu {
-        let mut o = ClientOptions::cpu(1);
+        let mut o = ClientOptions::cpu(devices.max(1) as i64);
         o.extra
             .push(("asynchronous".to_string(), NamedValue::Bool(false)));
         o
@@ -95,17 +100,27 @@ pub fn client_options(plugin_path: &Path, extra: &[(String, NamedValue)]) -> Cli
     options
 }
 
+/// The devices the artifact at `dir` runs on: its mesh's, or one (also when its
+/// manifest cannot be read: loading it then says why).
+pub fn artifact_devices(dir: &Path) -> usize {
+    tpuc_runtime::session::read_manifest(dir)
+        .ok()
+        .and_then(|m| m.partitioning.map(|p| p.mesh.num_devices()))
+        .unwrap_or(1)
+}
+
 /// Finds and loads the plugin (flag, `TPUC_PJRT_PLUGIN`, `.deps`, Python environments)
-/// and creates a client with [`client_options`].
+/// and creates a client with [`client_options`] for `devices` devices.
 pub fn open_client(
     plugin: Option<&Path>,
     extra: &[(String, NamedValue)],
+    devices: usize,
 ) -> Result<(Client, OpenedClient), String> {
     let plugin_path = tpuc_runtime::discover::find_plugin(plugin).map_err(|e| e.to_string())?;
     let t0 = Instant::now();
     let plugin = Plugin::load(&plugin_path).map_err(|e| e.to_string())?;
     let t1 = Instant::now();
-    let options = client_options(&plugin_path, extra);
+    let options = client_options(&plugin_path, extra, devices);
     let client = plugin.create_client(&options).map_err(|e| e.to_string())?;
     let t2 = Instant::now();
     Ok((

@@ -37,7 +37,9 @@ pub fn run_artifact(args: &RunArgs) -> Result<ExitCode, String> {
         rtol,
         atol,
     } = args;
-    let (client, _) = crate::load::open_client(flags.plugin.as_deref(), &flags.client_options)?;
+    let devices = crate::load::artifact_devices(artifact);
+    let (client, _) =
+        crate::load::open_client(flags.plugin.as_deref(), &flags.client_options, devices)?;
     let session = crate::load::load_session(artifact, &client, flags.no_cache)?;
     let tensors = inputs
         .iter()

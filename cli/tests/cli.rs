@@ -589,3 +589,80 @@ fn text_output_into_a_fifo_keeps_the_fifo() {
     assert!(text.contains("stablehlo.dot_general"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tpuc run` on a partitioned artifact (x split by rows over a 2-device mesh): the
+/// CPU client gets as many devices as the mesh has, and the assembled output matches.
+#[test]
+fn run_executes_a_partitioned_artifact_on_its_mesh() {
+    use tpuc_runtime::manifest::{Argument, ArgumentKind, TensorSpec};
+    use tpuc_runtime::manifest::{Checksum, FileRef, Manifest, Partitioning, ShardingFormat};
+    use tpuc_runtime::sharding::{Mesh, TensorSharding};
+    use tpuc_runtime::{DType, HostTensor};
+    let dir = temp("partitioned-run");
+    let art = dir.join("double.tpuc");
+    std::fs::create_dir_all(&art).unwrap();
+    let mesh = Mesh::parse("dp=2").unwrap();
+    let rows = TensorSharding::split(2, 0, &["dp"]);
+    let s = rows.gspmd(&mesh).unwrap();
+    let program = format!(
+        "module @m attributes {{mhlo.num_partitions = 2 : i32}} {{\n  func.func @main(%x: tensor<4x3xf32> {{mhlo.sharding = \"{s}\"}}) -> (tensor<4x3xf32> {{mhlo.sharding = \"{s}\"}}) {{\n    %0 = \"stablehlo.add\"(%x, %x) : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>\n    \"func.return\"(%0) : (tensor<4x3xf32>) -> ()\n  }}\n}}\n"
+    );
+    std::fs::write(art.join("program.mlir"), &program).unwrap();
+    let sum = Checksum::of(program.as_bytes());
+    let manifest = Manifest {
+        format_version: tpuc_runtime::manifest::FORMAT_VERSION,
+        tpuc_version: "test".into(),
+        target: "tpu".into(),
+        stablehlo_version: "1.0.0".into(),
+        matmul_precision: "highest".into(),
+        source: FileRef {
+            file: "program.mlir".into(),
+            checksum: sum.clone(),
+        },
+        program: FileRef {
+            file: "program.mlir".into(),
+            checksum: sum,
+        },
+        weights: FileRef {
+            file: String::new(),
+            checksum: Checksum::Blake3(String::new()),
+        },
+        arguments: vec![Argument {
+            name: "x".into(),
+            kind: ArgumentKind::UserInput,
+            dtype: DType::F32,
+            shape: vec![4, 3],
+            weight: None,
+            zero_filled: false,
+            sharding: Some(rows.clone()),
+        }],
+        outputs: vec![TensorSpec {
+            name: "y".into(),
+            dtype: DType::F32,
+            shape: vec![4, 3],
+            sharding: Some(rows),
+        }],
+        partitioning: Some(Partitioning::new(mesh, ShardingFormat::Gspmd)),
+    };
+    std::fs::write(
+        art.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
+    let x: Vec<f32> = (0..12).map(|i| i as f32 - 5.5).collect();
+    let y: Vec<f32> = x.iter().map(|v| v + v).collect();
+    let (xp, yp) = (dir.join("x.npy"), dir.join("y.npy"));
+    tpuc_runtime::npy::write_npy(&xp, &HostTensor::from_f32(&[4, 3], &x)).unwrap();
+    tpuc_runtime::npy::write_npy(&yp, &HostTensor::from_f32(&[4, 3], &y)).unwrap();
+    let (ok, out, err) = tpuc(&[
+        "run",
+        art.to_str().unwrap(),
+        "--input",
+        xp.to_str().unwrap(),
+        "--expect",
+        yp.to_str().unwrap(),
+        "--no-cache",
+    ]);
+    assert!(ok, "{out}\n{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
