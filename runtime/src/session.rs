@@ -427,8 +427,13 @@ impl Session {
             by_weight
         };
         for (index, (name, view)) in weight_tensors.iter().enumerate() {
-            weights.push(match (&manifest.partitioning, weight_shardings[index]) {
-                (Some(p), Some(sharding)) => {
+            weights.push(match &manifest.partitioning {
+                Some(p) => {
+                    // Every argument of a partitioned manifest has a sharding (checked
+                    // when it was read); a full copy per device otherwise.
+                    let sharding = weight_shardings[index]
+                        .cloned()
+                        .unwrap_or_else(|| TensorSharding::replicated(view.shape.len()));
                     let whole = HostTensor {
                         dtype: view.dtype,
                         shape: view.shape.to_vec(),
@@ -443,7 +448,7 @@ impl Session {
                         .map(|(t, &d)| client.buffer_from_host(t, d))
                         .collect::<Result<Vec<_>>>()?
                 }
-                _ => vec![client.buffer_from_slice(
+                None => vec![client.buffer_from_slice(
                     view.dtype,
                     view.shape,
                     view.data,
