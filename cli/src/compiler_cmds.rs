@@ -45,6 +45,49 @@ pub struct CompileArgs {
     /// bf16 pass on a TPU: fastest, about bf16 accuracy). Recorded in the manifest.
     #[arg(long, default_value = "highest", value_parser = ["default", "high", "highest"])]
     matmul_precision: String,
+    /// Partition the program over a device mesh of named axes: `dp=2`, `dp=2,tp=4`
+    /// (devices numbered row-major, the last axis fastest). Needs --shard.
+    #[arg(long, value_name = "AXES")]
+    mesh: Option<String>,
+    /// Sharding strategies, comma-separated: data-parallel (the batch dimension of
+    /// every input on the mesh axis `dp`). fsdp and megatron are planned.
+    #[arg(long, value_name = "STRATEGIES", value_delimiter = ',')]
+    shard: Vec<String>,
+    /// How the shardings are written in the program: shardy (sdy, the default) or
+    /// gspmd (mhlo.sharding strings).
+    #[arg(long, default_value = "shardy", value_parser = ["shardy", "gspmd"])]
+    sharding_format: String,
+}
+
+/// The mesh, strategies and format of `tpuc compile`'s sharding flags.
+fn sharding_request(args: &CompileArgs) -> Result<Option<tpuc_compiler::ShardingRequest>, String> {
+    use tpuc_runtime::manifest::ShardingFormat;
+    let Some(mesh) = &args.mesh else {
+        if !args.shard.is_empty() {
+            return Err(
+                "--shard needs --mesh (for example `--mesh dp=2 --shard data-parallel`)".into(),
+            );
+        }
+        return Ok(None);
+    };
+    let mesh = tpuc_runtime::sharding::Mesh::parse(mesh).map_err(|e| format!("--mesh: {e}"))?;
+    if args.shard.is_empty() {
+        return Err("--mesh needs --shard (for example `--shard data-parallel`)".into());
+    }
+    let presets = args
+        .shard
+        .iter()
+        .map(|s| tpuc_compiler::ShardPreset::parse(s.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let format = match args.sharding_format.as_str() {
+        "gspmd" => ShardingFormat::Gspmd,
+        _ => ShardingFormat::Shardy,
+    };
+    Ok(Some(tpuc_compiler::ShardingRequest {
+        mesh,
+        presets,
+        format,
+    }))
 }
 
 pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
@@ -77,6 +120,7 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
         },
         opt_level: OptLevel::parse(&args.opt_level).unwrap_or_default(),
         matmul_precision: MatmulPrecision::parse(&args.matmul_precision).unwrap_or_default(),
+        sharding: sharding_request(args)?,
         print_ir_after: args.print_ir_after.clone(),
         on_ir: Some(std::sync::Arc::new(|pass: &str, ir: &str| {
             errln!("// ----- IR after {pass} -----\n{ir}");

@@ -666,3 +666,129 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
     assert!(ok, "{out}\n{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--mesh dp=2 --shard data-parallel`, in both sharding formats: every corpus model
+/// whose inputs have an even batch runs on 2 CPU devices and matches PyTorch at the
+/// tolerances of the unsharded run; the others (a batch of 3) are refused naming the
+/// input. The artifact records the mesh and each input's split batch.
+#[cfg(feature = "compiler")]
+#[test]
+fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
+    let dir = temp("data-parallel");
+    let npy = |sub: &Path| {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(sub)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+            .collect();
+        v.sort_by_key(|p| {
+            let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+            stem.split('_').next().unwrap().parse::<usize>().unwrap()
+        });
+        v
+    };
+    let mut failures = Vec::new();
+    let models = [
+        "mlp",
+        "mlp_f16",
+        "mlp_bf16",
+        "cnn",
+        "attention",
+        "sdpa",
+        "transformer_encoder",
+        "gpt2",
+        "bert",
+        "llama",
+    ];
+    for name in models {
+        let model_dir = repo().join("testdata/models").join(name);
+        for format in ["shardy", "gspmd"] {
+            let art = dir.join(format!("{name}-{format}.tpuc"));
+            let model = model_dir.join("core.pt2");
+            let (ok, _, err) = tpuc(&[
+                "compile",
+                model.to_str().unwrap(),
+                "-o",
+                art.to_str().unwrap(),
+                "--mesh",
+                "dp=2",
+                "--shard",
+                "data-parallel",
+                "--sharding-format",
+                format,
+            ]);
+            if !ok {
+                failures.push(format!("{name}/{format}: compile: {err}"));
+                continue;
+            }
+            let manifest: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(art.join("manifest.json")).unwrap())
+                    .unwrap();
+            let p = &manifest["partitioning"];
+            assert_eq!(p["format"], format, "{name}");
+            assert_eq!(p["num_partitions"], 2, "{name}");
+            assert_eq!(p["use_shardy_partitioner"], format == "shardy", "{name}");
+            let first_input = manifest["arguments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["kind"] == "user_input")
+                .unwrap();
+            assert_eq!(
+                first_input["sharding"]["dims"][0],
+                serde_json::json!(["dp"]),
+                "{name}"
+            );
+            let mut args = vec![
+                "run".to_string(),
+                art.to_string_lossy().to_string(),
+                "--no-cache".to_string(),
+            ];
+            for p in npy(&model_dir.join("inputs")) {
+                args.extend(["--input".to_string(), p.to_string_lossy().to_string()]);
+            }
+            for p in npy(&model_dir.join("expected")) {
+                args.extend(["--expect".to_string(), p.to_string_lossy().to_string()]);
+            }
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (ok, out, err) = tpuc(&refs);
+            if !ok || out.contains("FAIL") || !out.contains("OK") {
+                failures.push(format!("{name}/{format}: run: {out}\n{err}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // A batch the axis does not divide, a mesh without `dp`, a strategy not built yet,
+    // --shard without --mesh: errors that name what is wrong, and no artifact.
+    let out = dir.join("refused.tpuc");
+    let int_ops = repo().join("testdata/models/int_ops/core.pt2");
+    let m = int_ops.to_str().unwrap();
+    let o = out.to_str().unwrap();
+    for (args, wanted) in [
+        (
+            vec!["--mesh", "dp=2", "--shard", "data-parallel"],
+            "input `a` has batch size 3",
+        ),
+        (
+            vec!["--mesh", "tp=2", "--shard", "data-parallel"],
+            "the mesh `tp=2` has none",
+        ),
+        (
+            vec!["--mesh", "dp=2", "--shard", "megatron"],
+            "not implemented yet",
+        ),
+        (
+            vec!["--mesh", "dp=2,dp=2", "--shard", "data-parallel"],
+            "named twice",
+        ),
+        (vec!["--shard", "data-parallel"], "--shard needs --mesh"),
+    ] {
+        let mut all = vec!["compile", m, "-o", o];
+        all.extend(args);
+        let (ok, _, err) = tpuc(&all);
+        assert!(!ok && err.contains(wanted), "{all:?}: {err}");
+        assert!(!out.exists());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -259,12 +259,21 @@ fn write_weights<'m>(
     Ok(zero_filled)
 }
 
+/// How a sharded compile partitioned the program: the manifest's `partitioning` and
+/// the sharding of every argument and output of `@main`, in order.
+pub struct Partitioned {
+    pub partitioning: tpuc_runtime::manifest::Partitioning,
+    pub arguments: Vec<tpuc_runtime::sharding::TensorSharding>,
+    pub outputs: Vec<tpuc_runtime::sharding::TensorSharding>,
+}
+
 /// Writes the artifact for `model` with the StableHLO `program` to `output`.
 pub fn write(
     model: &ExportedModel,
     program: &str,
     output: &Path,
     options: &CompileOptions,
+    partitioned: Option<Partitioned>,
 ) -> Result<CompileReport, CompileError> {
     check_output_path(&model.source, output)?;
     let graph = &model.graph;
@@ -316,19 +325,22 @@ pub fn write(
             shape: meta.shape.clone(),
             weight: is_weight.then_some(key),
             zero_filled: is_weight && !model.has_weights(),
-            sharding: None,
+            sharding: partitioned
+                .as_ref()
+                .and_then(|p| p.arguments.get(arguments.len()).cloned()),
         });
     }
     let outputs = graph
         .outputs
         .iter()
-        .map(|n| {
+        .enumerate()
+        .map(|(i, n)| {
             let m = &graph.tensors[n];
             TensorSpec {
                 name: n.clone(),
                 dtype: m.dtype,
                 shape: m.shape.clone(),
-                sharding: None,
+                sharding: partitioned.as_ref().and_then(|p| p.outputs.get(i).cloned()),
             }
         })
         .collect();
@@ -389,7 +401,7 @@ pub fn write(
             },
             arguments,
             outputs,
-            partitioning: None,
+            partitioning: partitioned.map(|p| p.partitioning),
         };
         let text = serde_json::to_string_pretty(&manifest)
             .map_err(|e| CompileError::Internal(e.to_string()))?

@@ -18,6 +18,7 @@ pub mod frontend;
 pub mod import;
 pub mod passes;
 pub mod printer;
+pub mod sharding;
 
 use std::path::{Path, PathBuf};
 
@@ -66,6 +67,8 @@ pub enum CompileError {
     Output { path: PathBuf, reason: String },
     #[error("unknown target `{0}` (known: tpu)")]
     UnknownTarget(String),
+    #[error("sharding: {0}")]
+    Sharding(String),
     #[error("internal compiler error: {0}")]
     Internal(String),
 }
@@ -208,6 +211,39 @@ pub struct CompileOptions {
     /// Passes after which [`CompileOptions::on_ir`] gets the module (`all`: every pass).
     pub print_ir_after: Vec<String>,
     pub on_ir: Option<IrFn>,
+    /// Partition the program over a device mesh (`tpuc compile --mesh --shard`).
+    pub sharding: Option<ShardingRequest>,
+}
+
+/// A device mesh, the strategies that shard the program over it, and the form the
+/// shardings are written in.
+#[derive(Debug, Clone)]
+pub struct ShardingRequest {
+    pub mesh: tpuc_runtime::sharding::Mesh,
+    pub presets: Vec<ShardPreset>,
+    pub format: tpuc_runtime::manifest::ShardingFormat,
+}
+
+/// A sharding strategy of `--shard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardPreset {
+    /// The batch (first) dimension of every user input on the mesh axis `dp`.
+    DataParallel,
+}
+
+impl ShardPreset {
+    /// `data-parallel`; the presets not built yet are named in the error.
+    pub fn parse(s: &str) -> Result<ShardPreset, String> {
+        match s {
+            "data-parallel" => Ok(ShardPreset::DataParallel),
+            "fsdp" | "megatron" => Err(format!(
+                "--shard {s} is not implemented yet (implemented: data-parallel)"
+            )),
+            other => Err(format!(
+                "unknown --shard strategy `{other}` (known: data-parallel; fsdp and megatron are planned)"
+            )),
+        }
+    }
 }
 
 impl CompileOptions {
@@ -323,12 +359,29 @@ pub fn lower_to_stablehlo_with<'c>(
     lower_timed(ctx, model, options, &mut Stopwatch::start())
 }
 
+/// The shardings of `@main`'s arguments and results, when the compile was sharded.
+type ProgramShardings = (
+    Vec<tpuc_runtime::sharding::TensorSharding>,
+    Vec<tpuc_runtime::sharding::TensorSharding>,
+);
+
 fn lower_timed<'c>(
     ctx: &'c Context,
     model: &frontend::ExportedModel,
     options: &CompileOptions,
     watch: &mut Stopwatch,
 ) -> Result<Module<'c>, CompileError> {
+    lower_sharded(ctx, model, options, watch).map(|(m, _)| m)
+}
+
+/// The pipeline, then (with [`CompileOptions::sharding`]) the seeds of the presets and
+/// `stablehlo-propagate-sharding`, whose decisions are taken off the module.
+fn lower_sharded<'c>(
+    ctx: &'c Context,
+    model: &frontend::ExportedModel,
+    options: &CompileOptions,
+    watch: &mut Stopwatch,
+) -> Result<(Module<'c>, Option<ProgramShardings>), CompileError> {
     let mut module = import::import_graph(ctx, &model.graph)?;
     watch.lap("import");
     let pipeline = passes::pipeline_for(
@@ -347,7 +400,16 @@ fn lower_timed<'c>(
             on_ir(pass.name(), &print_module_with_locations(&module)?);
         }
     }
-    Ok(module)
+    let Some(request) = &options.sharding else {
+        return Ok((module, None));
+    };
+    let seeds = sharding::seeds(&model.graph, request)?;
+    passes::propagate_sharding::seed(&module, &request.mesh, request.format, &seeds)?;
+    let pass = passes::propagate_sharding::PropagateSharding;
+    let module = passes::Pass::run(&pass, ctx, module)?;
+    watch.lap(passes::Pass::name(&pass));
+    let shardings = passes::propagate_sharding::take_shardings(&module)?;
+    Ok((module, Some(shardings)))
 }
 
 /// Compiles the exported program at `input` into an artifact directory at `output`.
@@ -363,10 +425,21 @@ pub fn compile(
     watch.lap("read");
     options.report(Progress::Lowering);
     let ctx = new_context();
-    let module = lower_timed(&ctx, &model, options, &mut watch)?;
+    let (module, shardings) = lower_sharded(&ctx, &model, options, &mut watch)?;
     let program = print_program(&module)?;
     watch.lap("print");
-    let mut report = artifact::write(&model, &program, output, options)?;
+    let partitioned = match (&options.sharding, shardings) {
+        (Some(request), Some((args, results))) => Some(artifact::Partitioned {
+            partitioning: tpuc_runtime::manifest::Partitioning::new(
+                request.mesh.clone(),
+                request.format,
+            ),
+            arguments: args,
+            outputs: results,
+        }),
+        _ => None,
+    };
+    let mut report = artifact::write(&model, &program, output, options, partitioned)?;
     watch.lap("write");
     options.report(Progress::Done);
     report.timings = watch.times;

@@ -123,6 +123,28 @@ impl Mesh {
         }
     }
 
+    /// The Shardy form: `#sdy.mesh<["dp"=2, "tp"=4]>` (with `device_ids=[...]` when
+    /// the device order is not the default).
+    pub fn shardy(&self) -> String {
+        let axes: Vec<String> = self
+            .axes
+            .iter()
+            .map(|a| format!("\"{}\"={}", a.name, a.size))
+            .collect();
+        let default_order = self
+            .device_ids
+            .iter()
+            .enumerate()
+            .all(|(i, &d)| d == i as i64);
+        let ids = if default_order {
+            String::new()
+        } else {
+            let ids: Vec<String> = self.device_ids.iter().map(i64::to_string).collect();
+            format!(", device_ids=[{}]", ids.join(", "))
+        };
+        format!("#sdy.mesh<[{}]{ids}>", axes.join(", "))
+    }
+
     /// The coordinates of mesh position `position` (row-major), one per axis.
     pub fn coordinates(&self, position: usize) -> Vec<i64> {
         let mut rest = position as i64;
@@ -167,6 +189,53 @@ impl TensorSharding {
         let mut s = TensorSharding::replicated(rank);
         s.dims[dim] = axes.iter().map(|a| a.to_string()).collect();
         s
+    }
+
+    /// Reads the [`fmt::Display`] form back: `[dp, -]`, `[(dp,tp), -]`, `[]`.
+    pub fn parse(text: &str) -> Result<TensorSharding> {
+        let bad = || ShardingError(format!("`{text}` is not a sharding such as `[dp, -]`"));
+        let inner = text
+            .trim()
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .ok_or_else(bad)?;
+        if inner.trim().is_empty() {
+            return Ok(TensorSharding::default());
+        }
+        // The parts between the commas outside parentheses.
+        let mut parts = Vec::new();
+        let (mut depth, mut start) = (0i32, 0);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push(&inner[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(&inner[start..]);
+        let mut dims = Vec::new();
+        for part in parts.iter().map(|p| p.trim()) {
+            let axes: Vec<String> = match part {
+                "-" => Vec::new(),
+                p if p.starts_with('(') && p.ends_with(')') => p[1..p.len() - 1]
+                    .split(',')
+                    .map(|a| a.trim().to_string())
+                    .collect(),
+                p => vec![p.to_string()],
+            };
+            if axes
+                .iter()
+                .any(|a| a.is_empty() || a.contains(['(', ')', ' ']))
+            {
+                return Err(bad());
+            }
+            dims.push(axes);
+        }
+        Ok(TensorSharding { dims })
     }
 
     pub fn is_replicated(&self) -> bool {
@@ -534,5 +603,21 @@ mod tests {
             "#sdy.sharding<@mesh, [{\"dp\"}, {\"tp\"}]>"
         );
         assert_eq!(both.to_string(), "[dp, tp]");
+        assert_eq!(mesh.shardy(), "#sdy.mesh<[\"dp\"=2, \"tp\"=2]>");
+    }
+
+    #[test]
+    fn display_form_reads_back() {
+        for text in ["[dp, -]", "[-, tp]", "[(dp,tp), -, -]", "[]", "[-]"] {
+            let s = TensorSharding::parse(text).unwrap();
+            assert_eq!(s.to_string(), text);
+        }
+        assert_eq!(
+            TensorSharding::parse("[(dp,tp), -]").unwrap().dims[0],
+            vec!["dp".to_string(), "tp".to_string()]
+        );
+        for bad in ["dp", "[dp", "[, dp]", "[(dp, -]"] {
+            assert!(TensorSharding::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -14,6 +14,7 @@ mod ir;
 pub mod lower_aten_to_stablehlo;
 pub mod matmul_precision;
 pub mod outline_aten_composites;
+pub mod propagate_sharding;
 pub mod simplify;
 pub mod verify_stablehlo;
 
@@ -97,6 +98,7 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
         Box::new(composites::OutlineComposites),
         Box::new(dce::StablehloDce),
         Box::new(cse::StablehloCse),
+        Box::new(propagate_sharding::PropagateSharding),
         Box::new(verify_stablehlo::VerifyStablehlo),
     ]
 }

@@ -1,0 +1,588 @@
+//! `stablehlo-propagate-sharding`: shardings of `@main`'s arguments carried through the
+//! program to its results, and written in the form XLA partitions (Shardy or GSPMD).
+//!
+//! Input: the module attribute `tpuc.mesh = "dp=2,tp=2"` (without it the pass does
+//! nothing), optionally `tpuc.sharding_format = "shardy" | "gspmd"` (Shardy by default),
+//! and `tpuc.sharding = "[dp, -]"` on the arguments that have one (the others are
+//! replicated). `tpuc compile --mesh ... --shard ...` writes these seeds.
+//!
+//! Propagation runs forward over `@main`'s operations, in order, giving each result a
+//! sharding from its operands':
+//! - shape-preserving ops (elementwise, `select`, `clamp`, `convert`, composites whose
+//!   operands and results all have one shape): each dimension takes the axes of the
+//!   first operand, in operand order, that splits it ("first operand wins", the one
+//!   conflict rule), unless an earlier dimension already uses one of them;
+//! - `broadcast_in_dim`, `transpose`, `reshape` (a dimension kept, merged as the major
+//!   part, or split with the sharded part major), `reduce` (reduced dimensions dropped),
+//!   `concatenate` (the concatenated dimension dropped), `slice` (sliced dimensions
+//!   dropped), `dot_general` (batch dimensions from the left operand, else the right;
+//!   free dimensions from their operand; a split contracting dimension is summed by
+//!   XLA, so the result is not split there);
+//! - any other op: its results are left to XLA's own propagation (no sharding here).
+//!
+//! A sharding that does not divide a dimension is never produced: that dimension stays
+//! whole. Backward propagation (results to operands) is not done yet.
+//!
+//! Output: on every argument and result of `@main`, the sharding in the chosen form
+//! (`mhlo.sharding = "{devices=[2,1]<=[2]}"`, or Shardy's round-trip
+//! `mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, ...>"}` with the
+//! mesh in the module's `xla.sdy.meshes`), `mhlo.num_partitions` on the module, and
+//! `tpuc.sharding` (the decision, read back by [`take_shardings`] for the manifest).
+//! The Shardy form also carries the equivalent `mhlo.sharding`: measured with the CPU
+//! plugin's XLA, a result's round-trip Shardy sharding alone is not kept (the result
+//! came back split where it was declared replicated).
+
+use melior::ir::Module;
+use melior::Context;
+use mlir_sys::{MlirAttribute, MlirOperation, MlirValue};
+use rustc_hash::FxHashMap;
+use tpuc_runtime::manifest::ShardingFormat;
+use tpuc_runtime::sharding::{Mesh, TensorSharding};
+
+use super::ir;
+use crate::CompileError;
+
+pub struct PropagateSharding;
+
+impl super::Pass for PropagateSharding {
+    fn name(&self) -> &'static str {
+        "stablehlo-propagate-sharding"
+    }
+    fn description(&self) -> &'static str {
+        "carry @main's argument shardings (module tpuc.mesh) to its results; write them as Shardy or GSPMD"
+    }
+    fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
+        run(&module)?;
+        Ok(module)
+    }
+}
+
+const MESH_NAME: &str = "mesh";
+
+fn invalid(message: String) -> CompileError {
+    CompileError::Sharding(message)
+}
+
+/// The string value of `a` when it is a string attribute.
+fn string_value(a: MlirAttribute) -> Option<String> {
+    // SAFETY: checked to be a string attribute before it is read.
+    unsafe {
+        mlir_sys::mlirAttributeIsAString(a).then(|| {
+            let s = mlir_sys::mlirStringAttrGetValue(a);
+            String::from_utf8_lossy(std::slice::from_raw_parts(s.data as *const u8, s.length))
+                .into_owned()
+        })
+    }
+}
+
+/// Entry `key` of the dictionary attribute `dict`.
+fn dict_entry(dict: MlirAttribute, key: &str) -> Option<MlirAttribute> {
+    // SAFETY: checked to be a dictionary; the key outlives the call.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsADictionary(dict) {
+            return None;
+        }
+        let k = mlir_sys::MlirStringRef {
+            data: key.as_ptr() as *const _,
+            length: key.len(),
+        };
+        let a = mlir_sys::mlirDictionaryAttrGetElementByName(dict, k);
+        (!a.ptr.is_null()).then_some(a)
+    }
+}
+
+/// The elements of the array attribute `name` of `op` (`arg_attrs`, `res_attrs`).
+fn array_elements(op: MlirOperation, name: &str) -> Vec<MlirAttribute> {
+    let Some(a) = ir::attribute(op, name) else {
+        return Vec::new();
+    };
+    // SAFETY: checked to be an array attribute; indices are in range.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsAArray(a) {
+            return Vec::new();
+        }
+        (0..mlir_sys::mlirArrayAttrGetNumElements(a))
+            .map(|i| mlir_sys::mlirArrayAttrGetElement(a, i))
+            .collect()
+    }
+}
+
+/// The `@main` function op and its entry block.
+fn main_function(module: &Module<'_>) -> Option<(MlirOperation, mlir_sys::MlirBlock)> {
+    let block = ir::named_function_blocks(module)
+        .into_iter()
+        .find(|(n, _)| n == "main")?
+        .1?;
+    Some((ir::block_parent(block), block))
+}
+
+fn shape(v: MlirValue) -> Vec<i64> {
+    ir::tensor_type(v).map(|t| t.shape).unwrap_or_default()
+}
+
+/// `s` if it is valid for `shape` on `mesh`; otherwise each dimension it cannot split
+/// is kept whole.
+fn fit(mesh: &Mesh, shape: &[i64], mut s: TensorSharding) -> TensorSharding {
+    s.dims.resize(shape.len(), Vec::new());
+    s.dims.truncate(shape.len());
+    let mut used: Vec<String> = Vec::new();
+    for (d, axes) in s.dims.iter_mut().enumerate() {
+        let k: i64 = axes
+            .iter()
+            .map(|a| mesh.axis_size(a).unwrap_or(0))
+            .product();
+        let clash = axes.iter().any(|a| used.contains(a));
+        if k <= 0 || shape[d] % k != 0 || clash {
+            axes.clear();
+        }
+        used.extend(axes.iter().cloned());
+    }
+    s
+}
+
+/// Merges operand shardings of one shape: per dimension, the first that splits it.
+fn merge(
+    mesh: &Mesh,
+    shape: &[i64],
+    shardings: &[Option<&TensorSharding>],
+) -> Option<TensorSharding> {
+    if shardings.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut out = TensorSharding::replicated(shape.len());
+    let mut used: Vec<String> = Vec::new();
+    for d in 0..shape.len() {
+        let pick = shardings.iter().flatten().find_map(|s| {
+            let axes = s.dims.get(d)?;
+            (!axes.is_empty() && !axes.iter().any(|a| used.contains(a))).then_some(axes)
+        });
+        if let Some(axes) = pick {
+            used.extend(axes.iter().cloned());
+            out.dims[d] = axes.clone();
+        }
+    }
+    Some(fit(mesh, shape, out))
+}
+
+/// For a reshape from `from` to `to`: the result dimension that carries operand
+/// dimension `d`'s sharding (kept, the major part of a merge, or the major part of a
+/// split), if any.
+fn reshape_target(from: &[i64], to: &[i64], d: usize) -> Option<usize> {
+    let before: i64 = from[..d].iter().product();
+    let mut acc = 1i64;
+    for (r, &size) in to.iter().enumerate() {
+        if acc == before && size != 1 {
+            // Result dimension r starts where operand dimension d starts: it holds d
+            // whole (equal), d as its major part (merge), or d's major part (split).
+            return Some(r);
+        }
+        acc *= size;
+        if acc > before {
+            return None;
+        }
+    }
+    None
+}
+
+fn propagate(
+    mesh: &Mesh,
+    op: MlirOperation,
+    known: &FxHashMap<usize, TensorSharding>,
+) -> Vec<Option<TensorSharding>> {
+    let operands = ir::operands(op);
+    let results = ir::results(op);
+    let get = |v: MlirValue| known.get(&(v.ptr as usize));
+    let none = vec![None; results.len()];
+    let Some(&first) = results.first() else {
+        return none;
+    };
+    let out_shape = shape(first);
+    let name = ir::op_name(op);
+    match name {
+        "stablehlo.broadcast_in_dim" => {
+            let (Some(s), Some(dims)) =
+                (get(operands[0]), ir::i64_array(op, "broadcast_dimensions"))
+            else {
+                return none;
+            };
+            let in_shape = shape(operands[0]);
+            let mut out = TensorSharding::replicated(out_shape.len());
+            for (i, &r) in dims.iter().enumerate() {
+                if in_shape.get(i) == out_shape.get(r as usize) {
+                    out.dims[r as usize] = s.dims.get(i).cloned().unwrap_or_default();
+                }
+            }
+            vec![Some(fit(mesh, &out_shape, out))]
+        }
+        "stablehlo.transpose" => {
+            let (Some(s), Some(perm)) = (get(operands[0]), ir::i64_array(op, "permutation")) else {
+                return none;
+            };
+            let out = TensorSharding {
+                dims: perm
+                    .iter()
+                    .map(|&p| s.dims.get(p as usize).cloned().unwrap_or_default())
+                    .collect(),
+            };
+            vec![Some(fit(mesh, &out_shape, out))]
+        }
+        "stablehlo.reshape" => {
+            let Some(s) = get(operands[0]) else {
+                return none;
+            };
+            let in_shape = shape(operands[0]);
+            let mut out = TensorSharding::replicated(out_shape.len());
+            for (d, axes) in s.dims.iter().enumerate() {
+                if axes.is_empty() {
+                    continue;
+                }
+                if let Some(r) = reshape_target(&in_shape, &out_shape, d) {
+                    out.dims[r] = axes.clone();
+                }
+            }
+            vec![Some(fit(mesh, &out_shape, out))]
+        }
+        "stablehlo.reduce" => {
+            // Operands are the inputs then as many init values.
+            let n = results.len();
+            let Some(dims) = ir::i64_array(op, "dimensions") else {
+                return none;
+            };
+            let inputs: Vec<Option<&TensorSharding>> =
+                operands[..n].iter().map(|&v| get(v)).collect();
+            let in_shape = shape(operands[0]);
+            let Some(merged) = merge(mesh, &in_shape, &inputs) else {
+                return none;
+            };
+            let kept = TensorSharding {
+                dims: merged
+                    .dims
+                    .iter()
+                    .enumerate()
+                    .filter(|(d, _)| !dims.contains(&(*d as i64)))
+                    .map(|(_, a)| a.clone())
+                    .collect(),
+            };
+            results
+                .iter()
+                .map(|&r| Some(fit(mesh, &shape(r), kept.clone())))
+                .collect()
+        }
+        "stablehlo.concatenate" => {
+            let Some(dim) = ir::i64_attribute(op, "dimension") else {
+                return none;
+            };
+            let all: Vec<Option<&TensorSharding>> = operands.iter().map(|&v| get(v)).collect();
+            let Some(mut merged) = merge(mesh, &out_shape, &all) else {
+                return none;
+            };
+            if let Some(axes) = merged.dims.get_mut(dim as usize) {
+                axes.clear();
+            }
+            vec![Some(merged)]
+        }
+        "stablehlo.slice" => {
+            let Some(s) = get(operands[0]) else {
+                return none;
+            };
+            let in_shape = shape(operands[0]);
+            let mut out = s.clone();
+            for (d, axes) in out.dims.iter_mut().enumerate() {
+                if in_shape.get(d) != out_shape.get(d) {
+                    axes.clear();
+                }
+            }
+            vec![Some(fit(mesh, &out_shape, out))]
+        }
+        "stablehlo.dot_general" => {
+            use tpuc_dialects::stablehlo::attr_list_field;
+            let Some(text) = ir::attribute_text(op, "dot_dimension_numbers") else {
+                return none;
+            };
+            let (lb, rb) = (
+                attr_list_field(&text, "lhs_batching_dimensions"),
+                attr_list_field(&text, "rhs_batching_dimensions"),
+            );
+            let (lc, rc) = (
+                attr_list_field(&text, "lhs_contracting_dimensions"),
+                attr_list_field(&text, "rhs_contracting_dimensions"),
+            );
+            let (ls, rs) = (get(operands[0]), get(operands[1]));
+            if ls.is_none() && rs.is_none() {
+                return none;
+            }
+            let axes_of = |s: Option<&TensorSharding>, d: i64| -> Vec<String> {
+                s.and_then(|s| s.dims.get(d as usize).cloned())
+                    .unwrap_or_default()
+            };
+            let (lrank, rrank) = (
+                shape(operands[0]).len() as i64,
+                shape(operands[1]).len() as i64,
+            );
+            let mut dims: Vec<Vec<String>> = Vec::new();
+            for (l, r) in lb.iter().zip(&rb) {
+                let a = axes_of(ls, *l);
+                dims.push(if a.is_empty() { axes_of(rs, *r) } else { a });
+            }
+            for d in (0..lrank).filter(|d| !lb.contains(d) && !lc.contains(d)) {
+                dims.push(axes_of(ls, d));
+            }
+            for d in (0..rrank).filter(|d| !rb.contains(d) && !rc.contains(d)) {
+                dims.push(axes_of(rs, d));
+            }
+            vec![Some(fit(mesh, &out_shape, TensorSharding { dims }))]
+        }
+        _ => {
+            // Shape-preserving ops: every operand of rank > 0 has the result's shape.
+            let shaped: Vec<MlirValue> = operands
+                .iter()
+                .copied()
+                .filter(|&v| !shape(v).is_empty())
+                .collect();
+            let preserving = ir::num_regions(op) == 0
+                && !shaped.is_empty()
+                && shaped.iter().all(|&v| shape(v) == out_shape)
+                && results.iter().all(|&r| shape(r) == out_shape)
+                && !matches!(
+                    name,
+                    "stablehlo.iota" | "stablehlo.constant" | "stablehlo.custom_call"
+                )
+                && (name.starts_with("stablehlo."));
+            if !preserving {
+                return none;
+            }
+            let all: Vec<Option<&TensorSharding>> = shaped.iter().map(|&v| get(v)).collect();
+            let merged = merge(mesh, &out_shape, &all);
+            results.iter().map(|_| merged.clone()).collect()
+        }
+    }
+}
+
+fn quoted(s: &str) -> String {
+    // MLIR string literals: `"` and `\` escaped as hex pairs.
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\22"),
+            '\\' => out.push_str("\\5C"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The attribute dictionary of one argument or result: its sharding in `format`, and
+/// `tpuc.sharding`.
+fn sharding_attrs(
+    mesh: &Mesh,
+    format: ShardingFormat,
+    s: &TensorSharding,
+) -> Result<String, CompileError> {
+    let written = match format {
+        ShardingFormat::Gspmd => format!(
+            "mhlo.sharding = {}",
+            quoted(&s.gspmd(mesh).map_err(|e| invalid(e.to_string()))?)
+        ),
+        ShardingFormat::Shardy => format!(
+            "mhlo.frontend_attributes = {{xla.sdy.sharding = {}}}, mhlo.sharding = {}",
+            quoted(&s.shardy(MESH_NAME)),
+            quoted(&s.gspmd(mesh).map_err(|e| invalid(e.to_string()))?)
+        ),
+    };
+    Ok(format!(
+        "{{{written}, tpuc.sharding = {}}}",
+        quoted(&s.to_string())
+    ))
+}
+
+fn run(module: &Module<'_>) -> Result<(), CompileError> {
+    let module_op = module.as_operation().to_raw();
+    let Some(mesh_text) = ir::attribute(module_op, "tpuc.mesh").and_then(string_value) else {
+        return Ok(());
+    };
+    let mesh = Mesh::parse(&mesh_text).map_err(|e| invalid(format!("tpuc.mesh: {e}")))?;
+    let format = match ir::attribute(module_op, "tpuc.sharding_format").and_then(string_value) {
+        None => ShardingFormat::Shardy,
+        Some(f) if f == "shardy" => ShardingFormat::Shardy,
+        Some(f) if f == "gspmd" => ShardingFormat::Gspmd,
+        Some(f) => {
+            return Err(invalid(format!(
+                "tpuc.sharding_format `{f}`: expected shardy or gspmd"
+            )))
+        }
+    };
+    let (func, block) =
+        main_function(module).ok_or_else(|| invalid("the module has no @main".into()))?;
+    let args = ir::block_arguments(block);
+    let seeds = array_elements(func, "arg_attrs");
+    let mut known: FxHashMap<usize, TensorSharding> = FxHashMap::default();
+    let mut arg_shardings = Vec::with_capacity(args.len());
+    for (i, &a) in args.iter().enumerate() {
+        let shape = shape(a);
+        let s = match seeds
+            .get(i)
+            .and_then(|d| dict_entry(*d, "tpuc.sharding"))
+            .and_then(string_value)
+        {
+            Some(text) => {
+                let s = TensorSharding::parse(&text)
+                    .map_err(|e| invalid(format!("argument {i}: {e}")))?;
+                s.check(&mesh, &shape)
+                    .map_err(|e| invalid(format!("argument {i}: {e}")))?;
+                s
+            }
+            None => TensorSharding::replicated(shape.len()),
+        };
+        known.insert(a.ptr as usize, s.clone());
+        arg_shardings.push(s);
+    }
+    let mut returned = Vec::new();
+    for op in ir::block_ops(block) {
+        if ir::op_name(op) == "func.return" {
+            returned = ir::operands(op);
+            continue;
+        }
+        for (r, s) in ir::results(op)
+            .into_iter()
+            .zip(propagate(&mesh, op, &known))
+        {
+            if let Some(s) = s {
+                known.insert(r.ptr as usize, s);
+            }
+        }
+    }
+    let result_shardings: Vec<TensorSharding> = returned
+        .iter()
+        .map(|&v| {
+            known
+                .get(&(v.ptr as usize))
+                .cloned()
+                .unwrap_or_else(|| TensorSharding::replicated(shape(v).len()))
+        })
+        .collect();
+
+    let list = |all: &[TensorSharding]| -> Result<String, CompileError> {
+        let dicts = all
+            .iter()
+            .map(|s| sharding_attrs(&mesh, format, s))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(format!("[{}]", dicts.join(", ")))
+    };
+    let set = |op: MlirOperation, name: &str, text: &str| {
+        if ir::set_attribute(op, name, text) {
+            Ok(())
+        } else {
+            Err(CompileError::Internal(format!(
+                "cannot write {name} = {text}"
+            )))
+        }
+    };
+    set(func, "arg_attrs", &list(&arg_shardings)?)?;
+    set(func, "res_attrs", &list(&result_shardings)?)?;
+    set(
+        module_op,
+        "mhlo.num_partitions",
+        &format!("{} : i32", mesh.num_devices()),
+    )?;
+    if format == ShardingFormat::Shardy {
+        let meshes = format!("{{{MESH_NAME} = {}}}", mesh.shardy());
+        set(
+            module_op,
+            "mhlo.frontend_attributes",
+            &format!("{{xla.sdy.meshes = {}}}", quoted(&meshes)),
+        )?;
+    }
+    Ok(())
+}
+
+/// Seeds `module` for the pass: the mesh and format on the module, and `shardings[i]`
+/// (when given) on argument `i` of `@main`.
+pub fn seed(
+    module: &Module<'_>,
+    mesh: &Mesh,
+    format: ShardingFormat,
+    shardings: &[Option<TensorSharding>],
+) -> Result<(), CompileError> {
+    let module_op = module.as_operation().to_raw();
+    let (func, _) =
+        main_function(module).ok_or_else(|| invalid("the module has no @main".into()))?;
+    let fmt = match format {
+        ShardingFormat::Shardy => "shardy",
+        ShardingFormat::Gspmd => "gspmd",
+    };
+    let dicts: Vec<String> = shardings
+        .iter()
+        .map(|s| match s {
+            Some(s) => format!("{{tpuc.sharding = {}}}", quoted(&s.to_string())),
+            None => "{}".to_string(),
+        })
+        .collect();
+    let ok = ir::set_attribute(module_op, "tpuc.mesh", &quoted(&mesh.to_string()))
+        && ir::set_attribute(module_op, "tpuc.sharding_format", &quoted(fmt))
+        && ir::set_attribute(func, "arg_attrs", &format!("[{}]", dicts.join(", ")));
+    match ok {
+        true => Ok(()),
+        false => Err(CompileError::Internal("cannot seed the shardings".into())),
+    }
+}
+
+/// The shardings the pass decided for `@main`'s arguments and results, taken off the
+/// module (its `tpuc.*` attributes removed; the Shardy or GSPMD ones stay).
+pub fn take_shardings(
+    module: &Module<'_>,
+) -> Result<(Vec<TensorSharding>, Vec<TensorSharding>), CompileError> {
+    let module_op = module.as_operation().to_raw();
+    let (func, _) =
+        main_function(module).ok_or_else(|| invalid("the module has no @main".into()))?;
+    let read = |name: &str| -> Result<Vec<TensorSharding>, CompileError> {
+        array_elements(func, name)
+            .into_iter()
+            .map(|d| {
+                let text = dict_entry(d, "tpuc.sharding")
+                    .and_then(string_value)
+                    .ok_or_else(|| {
+                        CompileError::Internal(format!("{name} without tpuc.sharding"))
+                    })?;
+                TensorSharding::parse(&text).map_err(|e| CompileError::Internal(e.to_string()))
+            })
+            .collect()
+    };
+    let (args, results) = (read("arg_attrs")?, read("res_attrs")?);
+    // SAFETY: the context and operations are live; a new dictionary per entry without
+    // `tpuc.sharding`, then the arrays replaced.
+    unsafe {
+        let ctx = mlir_sys::mlirOperationGetContext(func);
+        for name in ["arg_attrs", "res_attrs"] {
+            let dicts: Vec<MlirAttribute> = array_elements(func, name)
+                .into_iter()
+                .map(|d| {
+                    let kept: Vec<mlir_sys::MlirNamedAttribute> = (0
+                        ..mlir_sys::mlirDictionaryAttrGetNumElements(d))
+                        .map(|i| mlir_sys::mlirDictionaryAttrGetElement(d, i))
+                        .filter(|e| {
+                            let s = mlir_sys::mlirIdentifierStr(e.name);
+                            std::slice::from_raw_parts(s.data as *const u8, s.length)
+                                != b"tpuc.sharding"
+                        })
+                        .collect();
+                    ir::dictionary_attribute(ctx, &kept)
+                })
+                .collect();
+            let array = mlir_sys::mlirArrayAttrGet(ctx, dicts.len() as isize, dicts.as_ptr());
+            let n = mlir_sys::MlirStringRef {
+                data: name.as_ptr() as *const _,
+                length: name.len(),
+            };
+            mlir_sys::mlirOperationSetAttributeByName(func, n, array);
+        }
+        for name in ["tpuc.mesh", "tpuc.sharding_format"] {
+            let n = mlir_sys::MlirStringRef {
+                data: name.as_ptr() as *const _,
+                length: name.len(),
+            };
+            mlir_sys::mlirOperationRemoveAttributeByName(module_op, n);
+        }
+    }
+    Ok((args, results))
+}

@@ -1,0 +1,48 @@
+// stablehlo-propagate-sharding (compiler/src/passes/propagate_sharding.rs): argument
+// shardings (`tpuc.sharding`, seeded by `tpuc compile --shard`) carried forward to
+// @main's results, written as GSPMD strings or Shardy's round-trip attributes. Without
+// `tpuc.mesh` the pass must not fire.
+//
+// RUN: tpuc opt %S/Inputs/sharding_gspmd.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=GSPMD
+// RUN: tpuc opt %S/Inputs/sharding_shardy.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=SHARDY
+// RUN: tpuc opt %S/Inputs/sharding_rules.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=RULES
+// RUN: tpuc opt %S/Inputs/sharding_none.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=NONE
+// RUN: not tpuc opt %S/Inputs/sharding_bad.mlir --pass-pipeline=stablehlo-propagate-sharding 2>&1 | FileCheck %s --check-prefix=BAD
+
+// x [dp, -] through a Linear (dot_general with a replicated weight, broadcast bias add)
+// and an elementwise op: the result is [dp, -]; weights stay replicated.
+// GSPMD: arg_attrs = [{mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -]"}, {mhlo.sharding = "{replicated}", tpuc.sharding = "[-]"}, {mhlo.sharding = "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}", tpuc.sharding = "[dp, -]"}]
+// GSPMD-SAME: res_attrs = [{mhlo.sharding = "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}", tpuc.sharding = "[dp, -]"}]
+// GSPMD: mhlo.num_partitions = 4 : i32
+// GSPMD-NOT: xla.sdy
+
+// The same program in Shardy's form: the mesh in the module's frontend attributes,
+// each sharding as #sdy.sharding text (with the GSPMD string beside it, which this
+// XLA needs to keep a result's sharding).
+// SHARDY: {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, [{\22dp\22}, {}]>"}, mhlo.sharding = "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}", tpuc.sharding = "[dp, -]"}]
+// SHARDY-SAME: res_attrs = [{mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, [{\22dp\22}, {}]>"}
+// SHARDY: mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\22dp\22=2, \22tp\22=2]>}"}, mhlo.num_partitions = 4 : i32
+
+// One result per rule: transpose moves the split dimension; reshape keeps a split
+// major dimension of a merge and drops a split minor one; reduce drops the reduced
+// dimension; a contracting split dimension is summed (not split in the result);
+// concatenate drops the concatenated dimension; slice drops a sliced one; for two
+// operands split on different axes of one dimension the first operand wins; an op
+// without a rule (a custom call) leaves its result to XLA (written replicated).
+// RULES: res_attrs = [
+// RULES-SAME: tpuc.sharding = "[-, dp]"}
+// RULES-SAME: tpuc.sharding = "[dp]"}
+// RULES-SAME: tpuc.sharding = "[-]"}
+// RULES-SAME: tpuc.sharding = "[tp]"}
+// RULES-SAME: tpuc.sharding = "[dp, -]"}
+// RULES-SAME: tpuc.sharding = "[-, -]"}
+// RULES-SAME: tpuc.sharding = "[-, -]"}
+// RULES-SAME: tpuc.sharding = "[dp, -]"}
+// RULES-SAME: tpuc.sharding = "[-, -]"}]
+
+// No mesh: nothing is added.
+// NONE-NOT: sharding
+// NONE-NOT: num_partitions
+
+// A seed the mesh cannot hold: the argument, the dimension and the sizes named.
+// BAD: error: sharding: argument 0: dimension 0 (size 3) cannot be split in 2 equal parts over dp
