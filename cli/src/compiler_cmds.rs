@@ -50,7 +50,8 @@ pub struct CompileArgs {
     #[arg(long, value_name = "AXES")]
     mesh: Option<String>,
     /// Sharding strategies, comma-separated: data-parallel (the batch dimension of
-    /// every input on the mesh axis `dp`). fsdp and megatron are planned.
+    /// every input on the mesh axis `dp`), fsdp (every parameter split on the mesh axis
+    /// `fsdp`, gathered where used). megatron is planned.
     #[arg(long, value_name = "STRATEGIES", value_delimiter = ',')]
     shard: Vec<String>,
     /// How the shardings are written in the program: shardy (sdy, the default) or

@@ -779,6 +779,14 @@ fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
             "not implemented yet",
         ),
         (
+            vec!["--mesh", "dp=2", "--shard", "fsdp"],
+            "a mesh axis named `fsdp`",
+        ),
+        (
+            vec!["--mesh", "dp=2", "--shard", "sideways"],
+            "unknown --shard strategy",
+        ),
+        (
             vec!["--mesh", "dp=2,dp=2", "--shard", "data-parallel"],
             "named twice",
         ),
@@ -789,6 +797,111 @@ fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
         let (ok, _, err) = tpuc(&all);
         assert!(!ok && err.contains(wanted), "{all:?}: {err}");
         assert!(!out.exists());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--mesh fsdp=4 --shard fsdp` and `--mesh dp=2,fsdp=2 --shard data-parallel,fsdp`, in
+/// both formats, through the library API: each device holds a quarter (or half) of the
+/// split parameters, the rest whole, and the outputs match PyTorch on 4 CPU devices.
+#[cfg(feature = "compiler")]
+#[test]
+fn fsdp_splits_parameters_and_matches_pytorch_on_four_devices() {
+    use tpuc_compiler::{CompileOptions, ShardPreset, ShardingRequest};
+    use tpuc_runtime::manifest::{ArgumentKind, ShardingFormat};
+    use tpuc_runtime::sharding::Mesh;
+    let plugin = tpuc_runtime::discover::find_plugin(None).expect("CPU plugin (make setup)");
+    let plugin = tpuc_runtime::Plugin::load(&plugin).unwrap();
+    let client = plugin
+        .create_client(&tpuc_runtime::ClientOptions::cpu(4))
+        .unwrap();
+    let dir = temp("fsdp");
+    let configs = [
+        ("fsdp=4", vec![ShardPreset::Fsdp]),
+        (
+            "dp=2,fsdp=2",
+            vec![ShardPreset::DataParallel, ShardPreset::Fsdp],
+        ),
+    ];
+    for name in ["mlp", "gpt2", "bert", "llama"] {
+        let model_dir = repo().join("testdata/models").join(name);
+        let inputs: Vec<tpuc_runtime::HostTensor> = {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(model_dir.join("inputs"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            v.sort();
+            v.iter()
+                .map(|p| tpuc_runtime::npy::read_npy(p).unwrap())
+                .collect()
+        };
+        let expected = tpuc_runtime::npy::read_npy(model_dir.join("expected/0.npy")).unwrap();
+        for (mesh, presets) in &configs {
+            for format in [ShardingFormat::Shardy, ShardingFormat::Gspmd] {
+                let mesh = Mesh::parse(mesh).unwrap();
+                let fsdp = mesh.axis_size("fsdp").unwrap() as u64;
+                let art = dir.join(format!("{name}-{}-{format:?}.tpuc", mesh.num_devices()));
+                let options = CompileOptions {
+                    sharding: Some(ShardingRequest {
+                        mesh: mesh.clone(),
+                        presets: presets.clone(),
+                        format,
+                    }),
+                    ..CompileOptions::default()
+                };
+                tpuc_compiler::compile(&model_dir.join("core.pt2"), &art, &options)
+                    .unwrap_or_else(|e| panic!("{name} {mesh}: {e}"));
+                let session = tpuc_runtime::Session::load_with(
+                    &art,
+                    &client,
+                    &tpuc_runtime::LoadOptions {
+                        cache: tpuc_runtime::CacheMode::Bypass,
+                        ..Default::default()
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{name} {mesh}: {e}"));
+                // Expected share per device: split parameters / fsdp, the rest whole
+                // (tied weights count once, as the session uploads them once).
+                let mut seen = std::collections::HashSet::new();
+                let mut want = 0u64;
+                for a in &session.manifest().arguments {
+                    if a.kind == ArgumentKind::UserInput || !seen.insert(a.weight.clone()) {
+                        continue;
+                    }
+                    let bytes =
+                        a.shape.iter().product::<i64>() as u64 * a.dtype.size_in_bytes() as u64;
+                    let split = a
+                        .sharding
+                        .as_ref()
+                        .is_some_and(|s| s.dims.iter().any(|d| d.contains(&"fsdp".to_string())));
+                    assert_eq!(
+                        split,
+                        a.kind == ArgumentKind::Parameter
+                            && a.shape
+                                .iter()
+                                .any(|&d| (d as u64).is_multiple_of(fsdp) && d as u64 >= fsdp),
+                        "{name} {}",
+                        a.name
+                    );
+                    want += if split { bytes / fsdp } else { bytes };
+                }
+                let per_device = &session.load_report().weight_bytes_per_device;
+                assert_eq!(per_device.len(), mesh.num_devices());
+                assert!(
+                    per_device.iter().all(|&b| b == want),
+                    "{name} {mesh}: {per_device:?}, want {want}"
+                );
+                assert!(
+                    want < session.load_report().weight_bytes,
+                    "{name}: nothing was split"
+                );
+                let got = session
+                    .run(&inputs)
+                    .unwrap_or_else(|e| panic!("{name} {mesh}: {e}"));
+                let c = tpuc_runtime::compare::compare(&got[0], &expected, 1e-4, 1e-5);
+                assert!(c.passed(), "{name} {mesh} {format:?}: {c:?}");
+            }
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

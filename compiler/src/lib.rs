@@ -229,18 +229,22 @@ pub struct ShardingRequest {
 pub enum ShardPreset {
     /// The batch (first) dimension of every user input on the mesh axis `dp`.
     DataParallel,
+    /// Every parameter split on the mesh axis `fsdp` (its first dimension that the axis
+    /// divides; a parameter with none stays whole), gathered by XLA where it is used.
+    Fsdp,
 }
 
 impl ShardPreset {
-    /// `data-parallel`; the presets not built yet are named in the error.
+    /// `data-parallel`, `fsdp`; the presets not built yet are named in the error.
     pub fn parse(s: &str) -> Result<ShardPreset, String> {
         match s {
             "data-parallel" => Ok(ShardPreset::DataParallel),
-            "fsdp" | "megatron" => Err(format!(
-                "--shard {s} is not implemented yet (implemented: data-parallel)"
+            "fsdp" => Ok(ShardPreset::Fsdp),
+            "megatron" => Err(format!(
+                "--shard {s} is not implemented yet (implemented: data-parallel, fsdp)"
             )),
             other => Err(format!(
-                "unknown --shard strategy `{other}` (known: data-parallel; fsdp and megatron are planned)"
+                "unknown --shard strategy `{other}` (known: data-parallel, fsdp; megatron is planned)"
             )),
         }
     }

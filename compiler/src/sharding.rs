@@ -41,6 +41,30 @@ pub fn seeds(
                     out[i] = Some(TensorSharding::split(shape.len(), 0, &["dp"]));
                 }
             }
+            ShardPreset::Fsdp => {
+                let k = request.mesh.axis_size("fsdp").map_err(|_| {
+                    CompileError::Sharding(format!(
+                        "--shard fsdp splits parameters on a mesh axis named `fsdp`; the mesh `{}` has none",
+                        request.mesh
+                    ))
+                })?;
+                for (i, spec) in graph.inputs.iter().enumerate() {
+                    if spec.kind != InputKind::Parameter {
+                        continue;
+                    }
+                    let shape = &graph.tensors[&spec.name].shape;
+                    // Presets apply in order; a dimension another preset split is kept.
+                    let mut s = out[i]
+                        .take()
+                        .unwrap_or_else(|| TensorSharding::replicated(shape.len()));
+                    if let Some(d) = (0..shape.len())
+                        .find(|&d| s.dims[d].is_empty() && shape[d] >= k && shape[d] % k == 0)
+                    {
+                        s.dims[d] = vec!["fsdp".to_string()];
+                    }
+                    out[i] = Some(s);
+                }
+            }
         }
     }
     Ok(out)

@@ -139,6 +139,9 @@ pub struct LoadReport {
     pub weight_bytes: u64,
     /// Number of weight tensors uploaded.
     pub weight_count: usize,
+    /// Bytes of weights on each device, in mesh position order (one entry for an
+    /// unpartitioned artifact): a weight split over the mesh counts its shard.
+    pub weight_bytes_per_device: Vec<u64>,
     /// Whole load, from reading the manifest to the last weight on the device.
     pub total_ms: f64,
     /// The cache key of the executable (`None` with [`CacheMode::Bypass`] or when no
@@ -471,12 +474,21 @@ impl Session {
             total_bytes,
             elapsed: upload_elapsed,
         });
+        let mut weight_bytes_per_device = vec![0u64; positions.len()];
+        for per_position in &weights {
+            for (p, b) in per_position.iter().enumerate() {
+                let shape_bytes =
+                    b.shape().iter().product::<i64>() as u64 * b.dtype()?.size_in_bytes() as u64;
+                weight_bytes_per_device[p] += shape_bytes;
+            }
+        }
         let report = LoadReport {
             compile: obtained.source,
             compile_ms: millis(obtained.elapsed),
             weights_upload_ms: millis(upload_elapsed),
             weight_bytes: total_bytes,
             weight_count: count,
+            weight_bytes_per_device,
             total_ms: millis(load_start.elapsed()),
             cache_key: obtained.key,
             cache_entry: obtained.entry,
