@@ -54,6 +54,11 @@ pub struct CompileArgs {
     /// `fsdp`, gathered where used). megatron is planned.
     #[arg(long, value_name = "STRATEGIES", value_delimiter = ',')]
     shard: Vec<String>,
+    /// Shardings for weights by state-dict name, applied after --shard: one
+    /// `PATTERN SHARDING` per line (`model.layers.*.self_attn.q_proj.weight [tp, -]`;
+    /// `*` any characters, `-` a whole dimension, `#` comments).
+    #[arg(long, value_name = "FILE")]
+    sharding_rules: Option<PathBuf>,
     /// How the shardings are written in the program: shardy (sdy, the default) or
     /// gspmd (mhlo.sharding strings).
     #[arg(long, default_value = "shardy", value_parser = ["shardy", "gspmd"])]
@@ -64,17 +69,26 @@ pub struct CompileArgs {
 fn sharding_request(args: &CompileArgs) -> Result<Option<tpuc_compiler::ShardingRequest>, String> {
     use tpuc_runtime::manifest::ShardingFormat;
     let Some(mesh) = &args.mesh else {
-        if !args.shard.is_empty() {
-            return Err(
-                "--shard needs --mesh (for example `--mesh dp=2 --shard data-parallel`)".into(),
-            );
+        if !args.shard.is_empty() || args.sharding_rules.is_some() {
+            return Err("--shard and --sharding-rules need --mesh (for example `--mesh dp=2 --shard data-parallel`)".into());
         }
         return Ok(None);
     };
     let mesh = tpuc_runtime::sharding::Mesh::parse(mesh).map_err(|e| format!("--mesh: {e}"))?;
-    if args.shard.is_empty() {
-        return Err("--mesh needs --shard (for example `--shard data-parallel`)".into());
+    if args.shard.is_empty() && args.sharding_rules.is_none() {
+        return Err(
+            "--mesh needs --shard or --sharding-rules (for example `--shard data-parallel`)".into(),
+        );
     }
+    let rules = match &args.sharding_rules {
+        None => Vec::new(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--sharding-rules: cannot read `{}`: {e}", path.display()))?;
+            tpuc_compiler::sharding::parse_rules(&text, &path.display().to_string())
+                .map_err(|e| e.to_string())?
+        }
+    };
     let presets = args
         .shard
         .iter()
@@ -87,6 +101,7 @@ fn sharding_request(args: &CompileArgs) -> Result<Option<tpuc_compiler::Sharding
     Ok(Some(tpuc_compiler::ShardingRequest {
         mesh,
         presets,
+        rules,
         format,
     }))
 }

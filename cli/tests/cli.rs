@@ -790,7 +790,7 @@ fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
             vec!["--mesh", "dp=2,dp=2", "--shard", "data-parallel"],
             "named twice",
         ),
-        (vec!["--shard", "data-parallel"], "--shard needs --mesh"),
+        (vec!["--shard", "data-parallel"], "need --mesh"),
     ] {
         let mut all = vec!["compile", m, "-o", o];
         all.extend(args);
@@ -845,6 +845,7 @@ fn fsdp_splits_parameters_and_matches_pytorch_on_four_devices() {
                     sharding: Some(ShardingRequest {
                         mesh: mesh.clone(),
                         presets: presets.clone(),
+                        rules: Vec::new(),
                         format,
                     }),
                     ..CompileOptions::default()
@@ -902,6 +903,88 @@ fn fsdp_splits_parameters_and_matches_pytorch_on_four_devices() {
                 assert!(c.passed(), "{name} {mesh} {format:?}: {c:?}");
             }
         }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--sharding-rules`: the corpus Llama made tensor-parallel by hand
+/// (`testdata/sharding/llama_megatron.rules`) on tp=2, and with data-parallel on
+/// dp=2,tp=2, in both formats, matches PyTorch; bad rules are refused naming the rule
+/// (file and line) and the weight.
+#[cfg(feature = "compiler")]
+#[test]
+fn sharding_rules_make_llama_tensor_parallel() {
+    let dir = temp("sharding-rules");
+    let model = repo().join("testdata/models/llama/core.pt2");
+    let rules = repo().join("testdata/sharding/llama_megatron.rules");
+    let input = repo().join("testdata/models/llama/inputs/0_input_ids.npy");
+    let expected = repo().join("testdata/models/llama/expected/0.npy");
+    let (m, r) = (model.to_str().unwrap(), rules.to_str().unwrap());
+    for (mesh, shard) in [("tp=2", None), ("dp=2,tp=2", Some("data-parallel"))] {
+        for format in ["shardy", "gspmd"] {
+            let art = dir.join(format!("llama-{mesh}-{format}.tpuc"));
+            let mut args = vec![
+                "compile",
+                m,
+                "-o",
+                art.to_str().unwrap(),
+                "--mesh",
+                mesh,
+                "--sharding-rules",
+                r,
+                "--sharding-format",
+                format,
+            ];
+            if let Some(s) = shard {
+                args.extend(["--shard", s]);
+            }
+            let (ok, _, err) = tpuc(&args);
+            assert!(ok, "{mesh} {format}: {err}");
+            let manifest = std::fs::read_to_string(art.join("manifest.json")).unwrap();
+            assert!(manifest.contains("\"tp\""), "{manifest}");
+            let (ok, out, err) = tpuc(&[
+                "run",
+                art.to_str().unwrap(),
+                "--input",
+                input.to_str().unwrap(),
+                "--expect",
+                expected.to_str().unwrap(),
+                "--no-cache",
+            ]);
+            assert!(ok && out.contains("OK"), "{mesh} {format}: {out}\n{err}");
+        }
+    }
+    let out = dir.join("refused.tpuc");
+    for (text, wanted) in [
+        ("no.such.weight [tp, -]\n", "bad.rules:1: `no.such.weight` matches no parameter"),
+        (
+            "*.q_proj.weight [tp, -]\ninner.model.layers.0.self_attn.q_proj.weight [-, tp]\n",
+            "bad.rules:2 gives `inner.model.layers.0.self_attn.q_proj.weight` [-, tp] but bad.rules:1 gave it [tp, -]",
+        ),
+        ("*.q_proj.weight [x, -]\n", "the mesh has no axis `x`"),
+        ("*.q_proj.weight [tp]\n", "names 1 dimensions for a tensor of rank 2"),
+        ("*.q_proj.weight\n", "is not `PATTERN SHARDING`"),
+    ] {
+        let bad = dir.join("bad.rules");
+        std::fs::write(&bad, text).unwrap();
+        // Run from the scratch directory so that messages name `bad.rules`.
+        let o = Command::new(env!("CARGO_BIN_EXE_tpuc"))
+            .args([
+                "compile",
+                m,
+                "-o",
+                out.to_str().unwrap(),
+                "--mesh",
+                "tp=2",
+                "--sharding-rules",
+                "bad.rules",
+            ])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && stderr.contains(wanted), "{text}: {stderr}");
+        assert!(!out.exists());
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -221,6 +221,9 @@ pub struct CompileOptions {
 pub struct ShardingRequest {
     pub mesh: tpuc_runtime::sharding::Mesh,
     pub presets: Vec<ShardPreset>,
+    /// `--sharding-rules`: weight name patterns and their shardings, applied after
+    /// the presets (see [`sharding::parse_rules`]).
+    pub rules: Vec<sharding::Rule>,
     pub format: tpuc_runtime::manifest::ShardingFormat,
 }
 

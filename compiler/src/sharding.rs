@@ -1,6 +1,7 @@
-//! Sharding strategies (`tpuc compile --shard`): the shardings of `@main`'s arguments
-//! that a preset implies, which `stablehlo-propagate-sharding` then carries through the
-//! program. Meshes and shardings themselves are `tpuc_runtime::sharding`'s.
+//! Sharding strategies (`tpuc compile --shard`) and rules (`--sharding-rules`): the
+//! shardings of `@main`'s arguments they imply, which `stablehlo-propagate-sharding`
+//! then carries through the program. Meshes and shardings themselves are
+//! `tpuc_runtime::sharding`'s.
 
 use tpuc_runtime::sharding::TensorSharding;
 
@@ -67,5 +68,131 @@ pub fn seeds(
             }
         }
     }
+    apply_rules(graph, request, &mut out)?;
     Ok(out)
+}
+
+/// One line of a `--sharding-rules` file: weights whose state-dict name matches
+/// `pattern` (`*` any run of characters, `?` one) get `sharding`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub pattern: String,
+    pub sharding: TensorSharding,
+    /// Where it was written, for messages (`rules.txt:3`).
+    pub origin: String,
+}
+
+/// Reads a rules file: one `PATTERN SHARDING` per line (`model.layers.*.q_proj.weight
+/// [tp, -]`), `#` to the end of a line a comment, blank lines ignored.
+pub fn parse_rules(text: &str, file: &str) -> Result<Vec<Rule>, CompileError> {
+    let mut rules = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let origin = format!("{file}:{}", i + 1);
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((pattern, sharding)) = line.split_once(char::is_whitespace) else {
+            return Err(CompileError::Sharding(format!(
+                "{origin}: `{line}` is not `PATTERN SHARDING` (for example `*.q_proj.weight [tp, -]`)"
+            )));
+        };
+        let sharding = TensorSharding::parse(sharding.trim())
+            .map_err(|e| CompileError::Sharding(format!("{origin}: {e}")))?;
+        rules.push(Rule {
+            pattern: pattern.to_string(),
+            sharding,
+            origin,
+        });
+    }
+    Ok(rules)
+}
+
+/// `*` matches any run of characters, `?` exactly one; everything else itself.
+fn glob(pattern: &[u8], name: &[u8]) -> bool {
+    match (pattern.first(), name.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => {
+            glob(&pattern[1..], name) || (!name.is_empty() && glob(pattern, &name[1..]))
+        }
+        (Some(b'?'), Some(_)) => glob(&pattern[1..], &name[1..]),
+        (Some(p), Some(n)) if p == n => glob(&pattern[1..], &name[1..]),
+        _ => false,
+    }
+}
+
+/// Applies the rules to the weights they name: a rule that matches no weight, two
+/// rules that give one weight different shardings, or a sharding the weight's shape or
+/// the mesh cannot hold is an error naming the rule and the weight.
+fn apply_rules(
+    graph: &Graph,
+    request: &ShardingRequest,
+    out: &mut [Option<TensorSharding>],
+) -> Result<(), CompileError> {
+    let mut decided: Vec<Option<&Rule>> = vec![None; graph.inputs.len()];
+    for rule in &request.rules {
+        let mut matched = false;
+        for (i, spec) in graph.inputs.iter().enumerate() {
+            let Some(name) = spec.target.as_deref() else {
+                continue;
+            };
+            if spec.kind == InputKind::UserInput || !glob(rule.pattern.as_bytes(), name.as_bytes())
+            {
+                continue;
+            }
+            matched = true;
+            if let Some(earlier) = decided[i] {
+                if earlier.sharding != rule.sharding {
+                    return Err(CompileError::Sharding(format!(
+                        "{} gives `{name}` {} but {} gave it {}",
+                        rule.origin, rule.sharding, earlier.origin, earlier.sharding
+                    )));
+                }
+            }
+            let shape = &graph.tensors[&spec.name].shape;
+            rule.sharding.check(&request.mesh, shape).map_err(|e| {
+                CompileError::Sharding(format!("{}: `{name}` (shape {shape:?}): {e}", rule.origin))
+            })?;
+            decided[i] = Some(rule);
+            out[i] = Some(rule.sharding.clone());
+        }
+        if !matched {
+            return Err(CompileError::Sharding(format!(
+                "{}: `{}` matches no parameter, buffer or constant",
+                rule.origin, rule.pattern
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_and_rule_files() {
+        assert!(glob(
+            b"model.layers.*.q_proj.weight",
+            b"model.layers.11.q_proj.weight"
+        ));
+        assert!(glob(b"*.weight", b"fc.weight"));
+        assert!(glob(b"fc?.bias", b"fc2.bias"));
+        assert!(!glob(b"*.weight", b"fc.bias"));
+        assert!(!glob(b"fc?.bias", b"fc12.bias"));
+        let rules = parse_rules(
+            "# megatron\n*.q_proj.weight [tp, -]  # column\n\n*.o_proj.weight [-, tp]\n",
+            "r.txt",
+        )
+        .unwrap();
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[1].origin, "r.txt:4");
+        assert_eq!(rules[1].sharding.to_string(), "[-, tp]");
+        let e = parse_rules("*.weight\n", "r.txt").unwrap_err().to_string();
+        assert!(e.contains("r.txt:1"), "{e}");
+        let e = parse_rules("*.weight [tp\n", "r.txt")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a sharding"), "{e}");
+    }
 }
