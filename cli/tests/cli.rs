@@ -909,8 +909,9 @@ fn fsdp_splits_parameters_and_matches_pytorch_on_four_devices() {
 
 /// `--sharding-rules`: the corpus Llama made tensor-parallel by hand
 /// (`testdata/sharding/llama_megatron.rules`) on tp=2, and with data-parallel on
-/// dp=2,tp=2, in both formats, matches PyTorch; bad rules are refused naming the rule
-/// (file and line) and the weight.
+/// dp=2,tp=2, in both formats, matches PyTorch, and XLA's partitioned program has
+/// exactly the collectives Megatron's strategy implies; bad rules are refused naming
+/// the rule (file and line) and the weight.
 #[cfg(feature = "compiler")]
 #[test]
 fn sharding_rules_make_llama_tensor_parallel() {
@@ -952,6 +953,49 @@ fn sharding_rules_make_llama_tensor_parallel() {
                 "--no-cache",
             ]);
             assert!(ok && out.contains("OK"), "{mesh} {format}: {out}\n{err}");
+            if mesh == "tp=2" {
+                // The collectives of the partitioned program: per layer one all-reduce
+                // after the attention output projection and one after the MLP down
+                // projection, plus one for the vocabulary-parallel embedding lookup;
+                // nothing else is reduced or gathered (the vocabulary-split logits are
+                // assembled by the runtime).
+                let plugin = tpuc_runtime::discover::find_plugin(None).unwrap();
+                let plugin = tpuc_runtime::Plugin::load(&plugin).unwrap();
+                let client = plugin
+                    .create_client(&tpuc_runtime::ClientOptions::cpu(2))
+                    .unwrap();
+                let session = tpuc_runtime::Session::load_with(
+                    &art,
+                    &client,
+                    &tpuc_runtime::LoadOptions {
+                        cache: tpuc_runtime::CacheMode::Bypass,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+                let counts = session.compiled_opcode_counts().unwrap();
+                let layers = session
+                    .manifest()
+                    .arguments
+                    .iter()
+                    .filter(|a| {
+                        a.weight
+                            .as_deref()
+                            .is_some_and(|w| w.ends_with("o_proj.weight"))
+                    })
+                    .count();
+                assert_eq!(layers, 2);
+                let n = |op: &str| counts.get(op).copied().unwrap_or(0);
+                assert_eq!(n("all-reduce"), 2 * layers + 1, "{format}: {counts:?}");
+                for op in [
+                    "all-gather",
+                    "reduce-scatter",
+                    "all-to-all",
+                    "collective-permute",
+                ] {
+                    assert_eq!(n(op), 0, "{format}: {op} in {counts:?}");
+                }
+            }
         }
     }
     let out = dir.join("refused.tpuc");

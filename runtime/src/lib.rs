@@ -12,6 +12,7 @@
 //!   environments).
 //! - [`plugin_logging`]: how much plugins log to stderr (quiet unless asked).
 //! - [`npy`], [`safetensors`]: tensor file formats.
+//! - [`hlo`]: opcode counts of a compiled (`HloModuleProto`) program.
 //! - [`sharding`]: device meshes and tensor shardings (split per device, assemble,
 //!   their GSPMD and Shardy texts).
 
@@ -21,6 +22,7 @@ pub mod compile_options;
 pub mod discover;
 pub mod dtype;
 pub mod error;
+pub mod hlo;
 pub mod manifest;
 pub mod npy;
 pub mod pjrt;

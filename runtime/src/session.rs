@@ -514,6 +514,21 @@ impl Session {
         Session::load(dir, &client)
     }
 
+    /// How many instructions of each opcode the compiled program has (XLA's optimized
+    /// HLO; for a partitioned artifact one partition's program, collectives included:
+    /// `all-reduce`, `all-gather`, `reduce-scatter`, `all-to-all`, `collective-permute`).
+    pub fn compiled_opcode_counts(&self) -> Result<std::collections::BTreeMap<String, usize>> {
+        let (format, code) = self.executable.optimized_program()?;
+        let module = crate::hlo::module_of(&format, &code).ok_or_else(|| {
+            RuntimeError::InvalidArgument(format!(
+                "the plugin's optimized program is in format `{format}`, not hlo or hlo_with_config"
+            ))
+        })?;
+        crate::hlo::opcode_counts(module).ok_or_else(|| {
+            RuntimeError::InvalidArgument("the optimized program is not an HloModuleProto".into())
+        })
+    }
+
     /// How the session was loaded (executable from the cache or compiled, timings).
     pub fn load_report(&self) -> &LoadReport {
         &self.report

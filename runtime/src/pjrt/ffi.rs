@@ -473,6 +473,18 @@ pub struct PJRT_LoadedExecutable_Execute_Args {
 }
 struct_size!(PJRT_LoadedExecutable_Execute_Args, execute_device: *mut PJRT_Device);
 
+/// `program` is ours: with `code` null the plugin sets `code_size`; with a buffer of
+/// that size it fills it. It sets `format` (owned by the plugin): `"hlo"`, a serialized
+/// `HloModuleProto` of the optimized (for SPMD: partitioned) program.
+#[repr(C)]
+pub struct PJRT_Executable_OptimizedProgram_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub executable: *mut PJRT_Executable,
+    pub program: *mut PJRT_Program,
+}
+struct_size!(PJRT_Executable_OptimizedProgram_Args, program: *mut PJRT_Program);
+
 /// Frees the memory behind `PJRT_Executable_Serialize_Args::serialized_bytes`.
 pub type PJRT_SerializedExecutable_Deleter =
     unsafe extern "C" fn(exec: *mut PJRT_SerializedExecutable);
@@ -651,7 +663,7 @@ pub struct PJRT_Api {
     pub PJRT_Executable_SizeOfGeneratedCodeInBytes: Unused,
     pub PJRT_Executable_GetCostAnalysis: Unused,
     pub PJRT_Executable_OutputMemoryKinds: Unused,
-    pub PJRT_Executable_OptimizedProgram: Unused,
+    pub PJRT_Executable_OptimizedProgram: Option<PjrtFn<PJRT_Executable_OptimizedProgram_Args>>,
     pub PJRT_Executable_Serialize: Option<PjrtFn<PJRT_Executable_Serialize_Args>>,
 
     pub PJRT_LoadedExecutable_Destroy: Option<PjrtFn<PJRT_LoadedExecutable_Destroy_Args>>,
@@ -747,6 +759,7 @@ mod tests {
         );
         assert_eq!(PJRT_LoadedExecutable_Execute_Args::STRUCT_SIZE, 80);
         assert_eq!(PJRT_Executable_Serialize_Args::STRUCT_SIZE, 56);
+        assert_eq!(PJRT_Executable_OptimizedProgram_Args::STRUCT_SIZE, 32);
         assert_eq!(
             offset_of!(PJRT_Executable_Serialize_Args, serialized_bytes_size),
             32

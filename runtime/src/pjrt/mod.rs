@@ -1030,6 +1030,42 @@ impl LoadedExecutable {
         })
     }
 
+    /// The program as the plugin compiled it (optimized; for SPMD, one partition's
+    /// program with its collectives): `(format, bytes)`, format `"hlo"` being a
+    /// serialized `HloModuleProto` (see [`crate::hlo`]).
+    pub fn optimized_program(&self) -> Result<(String, Vec<u8>)> {
+        self.with_executable(|plugin, exe| {
+            let f = api_fn!(plugin, PJRT_Executable_OptimizedProgram)?;
+            // SAFETY: all-zero is a valid PJRT_Program; the plugin fills code_size and
+            // format on the first call, the code into our buffer on the second.
+            let mut program: ffi::PJRT_Program = unsafe { std::mem::zeroed() };
+            program.struct_size = ffi::PJRT_Program::STRUCT_SIZE;
+            let mut a = args!(PJRT_Executable_OptimizedProgram_Args {
+                executable: exe,
+                program: &mut program
+            });
+            plugin.check("PJRT_Executable_OptimizedProgram", unsafe { f(&mut a) })?;
+            let mut code = vec![0u8; program.code_size];
+            program.code = code.as_mut_ptr().cast();
+            let mut a = args!(PJRT_Executable_OptimizedProgram_Args {
+                executable: exe,
+                program: &mut program
+            });
+            plugin.check("PJRT_Executable_OptimizedProgram", unsafe { f(&mut a) })?;
+            code.truncate(program.code_size);
+            let format = if program.format.is_null() {
+                String::new()
+            } else {
+                // SAFETY: the plugin's format string, `format_size` bytes.
+                String::from_utf8_lossy(unsafe {
+                    std::slice::from_raw_parts(program.format.cast::<u8>(), program.format_size)
+                })
+                .into_owned()
+            };
+            Ok((format, code))
+        })
+    }
+
     fn query_num_devices(&self) -> Result<usize> {
         let plugin = &self.client.plugin;
         let f = api_fn!(plugin, PJRT_LoadedExecutable_AddressableDevices)?;
