@@ -7,6 +7,7 @@
 // RUN: tpuc opt %S/Inputs/sharding_shardy.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=SHARDY
 // RUN: tpuc opt %S/Inputs/sharding_rules.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=RULES
 // RUN: tpuc opt %S/Inputs/sharding_none.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=NONE
+// RUN: tpuc opt %S/Inputs/sharding_megatron.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=MEGATRON
 // RUN: not tpuc opt %S/Inputs/sharding_bad.mlir --pass-pipeline=stablehlo-propagate-sharding 2>&1 | FileCheck %s --check-prefix=BAD
 
 // x [dp, -] through a Linear (dot_general with a replicated weight, broadcast bias add)
@@ -39,6 +40,14 @@
 // RULES-SAME: tpuc.sharding = "[-, -]"}
 // RULES-SAME: tpuc.sharding = "[dp, -]"}
 // RULES-SAME: tpuc.sharding = "[-, -]"}]
+
+// Megatron (tpuc.megatron): weights decided at their first use. The first Linear
+// sees whole features: column-parallel (W1 [16, 8] split on its outputs); the second
+// sees them split: row-parallel (W2 split on its inputs; XLA sums), its output whole;
+// the third sees whole features again: column-parallel, output split; the input x,
+// not a weight, stays whole.
+// MEGATRON: arg_attrs = [{mhlo.sharding = "{devices=[2,1]0,1}", tpuc.sharding = "[tp, -]"}, {mhlo.sharding = "{devices=[1,2]0,1}", tpuc.sharding = "[-, tp]"}, {mhlo.sharding = "{devices=[2,1]0,1}", tpuc.sharding = "[tp, -]"}, {mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -]"}]
+// MEGATRON-SAME: res_attrs = [{mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -]"}, {mhlo.sharding = "{devices=[1,2]0,1}", tpuc.sharding = "[-, tp]"}]
 
 // No mesh: nothing is added.
 // NONE-NOT: sharding

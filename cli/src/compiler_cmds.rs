@@ -51,7 +51,8 @@ pub struct CompileArgs {
     mesh: Option<String>,
     /// Sharding strategies, comma-separated: data-parallel (the batch dimension of
     /// every input on the mesh axis `dp`), fsdp (every parameter split on the mesh axis
-    /// `fsdp`, gathered where used). megatron is planned.
+    /// `fsdp`, gathered where used), megatron (tensor parallel on `tp`: Linear pairs
+    /// column- then row-parallel, embeddings vocabulary-parallel).
     #[arg(long, value_name = "STRATEGIES", value_delimiter = ',')]
     shard: Vec<String>,
     /// Shardings for weights by state-dict name, applied after --shard: one

@@ -235,19 +235,21 @@ pub enum ShardPreset {
     /// Every parameter split on the mesh axis `fsdp` (its first dimension that the axis
     /// divides; a parameter with none stays whole), gathered by XLA where it is used.
     Fsdp,
+    /// Tensor parallelism on the mesh axis `tp`: Linear pairs column- then
+    /// row-parallel, embeddings vocabulary-parallel (decided in the program by
+    /// `stablehlo-propagate-sharding`).
+    Megatron,
 }
 
 impl ShardPreset {
-    /// `data-parallel`, `fsdp`; the presets not built yet are named in the error.
+    /// `data-parallel`, `fsdp`, `megatron`.
     pub fn parse(s: &str) -> Result<ShardPreset, String> {
         match s {
             "data-parallel" => Ok(ShardPreset::DataParallel),
             "fsdp" => Ok(ShardPreset::Fsdp),
-            "megatron" => Err(format!(
-                "--shard {s} is not implemented yet (implemented: data-parallel, fsdp)"
-            )),
+            "megatron" => Ok(ShardPreset::Megatron),
             other => Err(format!(
-                "unknown --shard strategy `{other}` (known: data-parallel, fsdp; megatron is planned)"
+                "unknown --shard strategy `{other}` (known: data-parallel, fsdp, megatron)"
             )),
         }
     }
@@ -411,7 +413,16 @@ fn lower_sharded<'c>(
         return Ok((module, None));
     };
     let seeds = sharding::seeds(&model.graph, request)?;
-    passes::propagate_sharding::seed(&module, &request.mesh, request.format, &seeds)?;
+    let megatron = sharding::megatron_weights(&model.graph, request)?;
+    passes::propagate_sharding::seed(
+        &module,
+        &request.mesh,
+        request.format,
+        &seeds,
+        megatron
+            .as_ref()
+            .map(|(axis, w)| (axis.as_str(), w.as_slice())),
+    )?;
     let pass = passes::propagate_sharding::PropagateSharding;
     let module = passes::Pass::run(&pass, ctx, module)?;
     watch.lap(passes::Pass::name(&pass));

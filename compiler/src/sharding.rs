@@ -42,6 +42,8 @@ pub fn seeds(
                     out[i] = Some(TensorSharding::split(shape.len(), 0, &["dp"]));
                 }
             }
+            // Decided on the lowered program (stablehlo-propagate-sharding).
+            ShardPreset::Megatron => {}
             ShardPreset::Fsdp => {
                 let k = request.mesh.axis_size("fsdp").map_err(|_| {
                     CompileError::Sharding(format!(
@@ -70,6 +72,29 @@ pub fn seeds(
     }
     apply_rules(graph, request, &mut out)?;
     Ok(out)
+}
+
+/// With the megatron preset: its mesh axis (`tp`) and which `@main` arguments are
+/// parameters (the weights it decides).
+pub fn megatron_weights(
+    graph: &Graph,
+    request: &ShardingRequest,
+) -> Result<Option<(String, Vec<bool>)>, CompileError> {
+    if !request.presets.contains(&ShardPreset::Megatron) {
+        return Ok(None);
+    }
+    request.mesh.axis_size("tp").map_err(|_| {
+        CompileError::Sharding(format!(
+            "--shard megatron splits weights on a mesh axis named `tp`; the mesh `{}` has none",
+            request.mesh
+        ))
+    })?;
+    let weights = graph
+        .inputs
+        .iter()
+        .map(|s| s.kind == InputKind::Parameter)
+        .collect();
+    Ok(Some(("tp".to_string(), weights)))
 }
 
 /// One line of a `--sharding-rules` file: weights whose state-dict name matches

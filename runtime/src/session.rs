@@ -351,7 +351,10 @@ impl Session {
         let mut user_inputs = Vec::new();
         let mut weight_tensors: Vec<(&str, crate::safetensors::TensorView)> = Vec::new();
         // Tied weights (several arguments naming one key) are uploaded once.
-        let mut uploaded: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        // Of a partitioned artifact, per key and sharding: two arguments tied to one
+        // weight may be split differently (an embedding and the LM head that reuses it).
+        let mut uploaded: std::collections::HashMap<(&str, Option<&TensorSharding>), usize> =
+            std::collections::HashMap::new();
         for (i, arg) in manifest.arguments.iter().enumerate() {
             if arg.kind == ArgumentKind::UserInput {
                 slots.push(Slot::User(user_inputs.len()));
@@ -382,11 +385,12 @@ impl Session {
                     describe(arg.dtype, &arg.shape)
                 )));
             }
-            if let Some(&slot) = uploaded.get(key) {
+            let tie = (key, arg.sharding.as_ref());
+            if let Some(&slot) = uploaded.get(&tie) {
                 slots.push(Slot::Weight(slot));
                 continue;
             }
-            uploaded.insert(key, weight_tensors.len());
+            uploaded.insert(tie, weight_tensors.len());
             slots.push(Slot::Weight(weight_tensors.len()));
             weight_tensors.push((key, view));
         }

@@ -23,6 +23,14 @@
 //! A sharding that does not divide a dimension is never produced: that dimension stays
 //! whole. Backward propagation (results to operands) is not done yet.
 //!
+//! With `tpuc.megatron = "tp"` on the module, the arguments marked `tpuc.weight` and
+//! not seeded are decided at their first use, in program order: a Linear's weight is
+//! column-parallel when its input's features are whole and row-parallel when an
+//! earlier column-parallel Linear split them (through the attention heads: reshapes
+//! keep a split major part, attention composites keep the query's heads), an embedding
+//! table is vocabulary-parallel, and a gated MLP composite's gate and up projections
+//! are column-parallel and its down projection row-parallel.
+//!
 //! Output: on every argument and result of `@main`, the sharding in the chosen form
 //! (`mhlo.sharding = "{devices=[2,1]<=[2]}"`, or Shardy's round-trip
 //! `mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, ...>"}` with the
@@ -184,6 +192,13 @@ fn reshape_target(from: &[i64], to: &[i64], d: usize) -> Option<usize> {
     None
 }
 
+const SDPA: &str = "aten.scaled_dot_product_attention.default";
+
+/// The `name` of a `stablehlo.composite`.
+fn composite_name(op: MlirOperation) -> Option<String> {
+    ir::attribute(op, "name").and_then(string_value)
+}
+
 fn propagate(
     mesh: &Mesh,
     op: MlirOperation,
@@ -332,6 +347,18 @@ fn propagate(
             }
             vec![Some(fit(mesh, &out_shape, TensorSharding { dims }))]
         }
+        "stablehlo.composite" if composite_name(op).as_deref() == Some(SDPA) => {
+            // The output [.., S, D] follows the query's batch, head and query
+            // positions; its last dimension (the value's features) is whole.
+            let Some(q) = get(operands[0]) else {
+                return none;
+            };
+            let mut out = q.clone();
+            if let Some(last) = out.dims.last_mut() {
+                last.clear();
+            }
+            vec![Some(fit(mesh, &out_shape, out))]
+        }
         _ => {
             // Shape-preserving ops: every operand of rank > 0 has the result's shape.
             let shaped: Vec<MlirValue> = operands
@@ -355,6 +382,98 @@ fn propagate(
             let merged = merge(mesh, &out_shape, &all);
             results.iter().map(|_| merged.clone()).collect()
         }
+    }
+}
+
+/// Megatron's choice for an undecided weight at its first use `op`: as the weight of
+/// a Linear (`dot_general` against an activation, contracting one weight dimension),
+/// column-parallel (its other dimension split on `axis`) when the activation's
+/// contracting dimension is whole, row-parallel (the contracting dimension split, XLA
+/// sums the parts) when an earlier column-parallel Linear split it; as the table of a
+/// `gather` (an embedding), vocabulary-parallel (dimension 0 split); as the weights of
+/// a `tpuc.gated_mlp` composite (unfused), gate and up column-parallel and down
+/// row-parallel. A split the weight's size does not allow leaves it whole.
+fn megatron_weights(
+    mesh: &Mesh,
+    axis: &str,
+    op: MlirOperation,
+    known: &FxHashMap<usize, TensorSharding>,
+    undecided: &FxHashMap<usize, usize>,
+) -> Vec<(usize, TensorSharding)> {
+    let operands = ir::operands(op);
+    let is_undecided = |v: MlirValue| undecided.contains_key(&(v.ptr as usize));
+    if ir::op_name(op) == "stablehlo.composite"
+        && composite_name(op).as_deref() == Some("tpuc.gated_mlp")
+        && operands.len() == 4
+    {
+        let split = |d: usize, w: MlirValue| {
+            let shape = shape(w);
+            let s = TensorSharding::split(shape.len(), d, &[axis]);
+            (is_undecided(w) && shape.len() == 2 && s.check(mesh, &shape).is_ok())
+                .then_some((w.ptr as usize, s))
+        };
+        return [
+            split(0, operands[1]),
+            split(0, operands[2]),
+            split(1, operands[3]),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+    }
+    megatron_weight(mesh, axis, op, known, undecided)
+        .into_iter()
+        .collect()
+}
+
+/// [`megatron_weights`] for a Linear or an embedding.
+fn megatron_weight(
+    mesh: &Mesh,
+    axis: &str,
+    op: MlirOperation,
+    known: &FxHashMap<usize, TensorSharding>,
+    undecided: &FxHashMap<usize, usize>,
+) -> Option<(usize, TensorSharding)> {
+    use tpuc_dialects::stablehlo::attr_list_field;
+    let operands = ir::operands(op);
+    let is_undecided = |v: MlirValue| undecided.contains_key(&(v.ptr as usize));
+    let split = |d: usize, w: MlirValue| {
+        let shape = shape(w);
+        let s = TensorSharding::split(shape.len(), d, &[axis]);
+        s.check(mesh, &shape).is_ok().then_some((w.ptr as usize, s))
+    };
+    match ir::op_name(op) {
+        "stablehlo.dot_general" => {
+            let text = ir::attribute_text(op, "dot_dimension_numbers")?;
+            let (lc, rc) = (
+                attr_list_field(&text, "lhs_contracting_dimensions"),
+                attr_list_field(&text, "rhs_contracting_dimensions"),
+            );
+            if !attr_list_field(&text, "lhs_batching_dimensions").is_empty() || lc.len() != 1 {
+                return None;
+            }
+            // (weight, its contracting dim, activation, the activation's contracting dim)
+            let (w, wc, act, ac) = match (is_undecided(operands[1]), is_undecided(operands[0])) {
+                (true, false) => (operands[1], rc[0], operands[0], lc[0]),
+                (false, true) => (operands[0], lc[0], operands[1], rc[0]),
+                _ => return None,
+            };
+            if shape(w).len() != 2 {
+                return None;
+            }
+            let act_split = known
+                .get(&(act.ptr as usize))
+                .and_then(|s| s.dims.get(ac as usize))
+                .is_some_and(|axes| axes.iter().any(|a| a == axis));
+            match act_split {
+                true => split(wc as usize, w),
+                false => split(1 - wc as usize, w),
+            }
+        }
+        "stablehlo.gather" if is_undecided(operands[0]) && shape(operands[0]).len() == 2 => {
+            split(0, operands[0])
+        }
+        _ => None,
     }
 }
 
@@ -437,11 +556,30 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
         known.insert(a.ptr as usize, s.clone());
         arg_shardings.push(s);
     }
+    // Megatron (`tpuc.megatron = "tp"` on the module): weights marked `tpuc.weight`
+    // are decided at their first use, in program order (see `megatron_weight`).
+    let megatron = ir::attribute(module_op, "tpuc.megatron").and_then(string_value);
+    let mut undecided: FxHashMap<usize, usize> = FxHashMap::default();
+    if megatron.is_some() {
+        for (i, &a) in args.iter().enumerate() {
+            let entry = |key: &str| seeds.get(i).and_then(|d| dict_entry(*d, key)).is_some();
+            if entry("tpuc.weight") && !entry("tpuc.sharding") {
+                undecided.insert(a.ptr as usize, i);
+            }
+        }
+    }
     let mut returned = Vec::new();
     for op in ir::block_ops(block) {
         if ir::op_name(op) == "func.return" {
             returned = ir::operands(op);
             continue;
+        }
+        if let Some(axis) = &megatron {
+            for (w, s) in megatron_weights(&mesh, axis, op, &known, &undecided) {
+                let i = undecided.remove(&w).unwrap_or_default();
+                known.insert(w, s.clone());
+                arg_shardings[i] = s;
+            }
         }
         for (r, s) in ir::results(op)
             .into_iter()
@@ -503,6 +641,7 @@ pub fn seed(
     mesh: &Mesh,
     format: ShardingFormat,
     shardings: &[Option<TensorSharding>],
+    megatron: Option<(&str, &[bool])>,
 ) -> Result<(), CompileError> {
     let module_op = module.as_operation().to_raw();
     let (func, _) =
@@ -511,13 +650,26 @@ pub fn seed(
         ShardingFormat::Shardy => "shardy",
         ShardingFormat::Gspmd => "gspmd",
     };
+    let weights = megatron.map(|(_, w)| w).unwrap_or(&[]);
     let dicts: Vec<String> = shardings
         .iter()
-        .map(|s| match s {
-            Some(s) => format!("{{tpuc.sharding = {}}}", quoted(&s.to_string())),
-            None => "{}".to_string(),
+        .enumerate()
+        .map(|(i, s)| {
+            let mut entries = Vec::new();
+            if let Some(s) = s {
+                entries.push(format!("tpuc.sharding = {}", quoted(&s.to_string())));
+            }
+            if weights.get(i).copied().unwrap_or(false) {
+                entries.push("tpuc.weight".to_string());
+            }
+            format!("{{{}}}", entries.join(", "))
         })
         .collect();
+    if let Some((axis, _)) = megatron {
+        if !ir::set_attribute(module_op, "tpuc.megatron", &quoted(axis)) {
+            return Err(CompileError::Internal("cannot seed the shardings".into()));
+        }
+    }
     let ok = ir::set_attribute(module_op, "tpuc.mesh", &quoted(&mesh.to_string()))
         && ir::set_attribute(module_op, "tpuc.sharding_format", &quoted(fmt))
         && ir::set_attribute(func, "arg_attrs", &format!("[{}]", dicts.join(", ")));
@@ -562,8 +714,8 @@ pub fn take_shardings(
                         .map(|i| mlir_sys::mlirDictionaryAttrGetElement(d, i))
                         .filter(|e| {
                             let s = mlir_sys::mlirIdentifierStr(e.name);
-                            std::slice::from_raw_parts(s.data as *const u8, s.length)
-                                != b"tpuc.sharding"
+                            let n = std::slice::from_raw_parts(s.data as *const u8, s.length);
+                            n != b"tpuc.sharding" && n != b"tpuc.weight"
                         })
                         .collect();
                     ir::dictionary_attribute(ctx, &kept)
@@ -576,7 +728,7 @@ pub fn take_shardings(
             };
             mlir_sys::mlirOperationSetAttributeByName(func, n, array);
         }
-        for name in ["tpuc.mesh", "tpuc.sharding_format"] {
+        for name in ["tpuc.mesh", "tpuc.sharding_format", "tpuc.megatron"] {
             let n = mlir_sys::MlirStringRef {
                 data: name.as_ptr() as *const _,
                 length: name.len(),
