@@ -11,6 +11,8 @@ mod bench;
 #[cfg(feature = "compiler")]
 mod compiler_cmds;
 mod devices;
+#[cfg(feature = "compiler")]
+mod inspect_sharding;
 mod load;
 mod run_cmd;
 
@@ -73,9 +75,19 @@ enum Command {
         list_passes: bool,
     },
     /// Summarise an exported program: ops with counts, parameters, inputs, outputs and
-    /// the ops tpuc cannot lower yet.
+    /// the ops tpuc cannot lower yet. With --sharding, a partitioned artifact instead:
+    /// every argument's and output's sharding and per-device shape, and the collectives
+    /// in XLA's partitioned program (compiled on the plugin).
     #[cfg(feature = "compiler")]
-    Inspect { model: PathBuf },
+    Inspect {
+        model: PathBuf,
+        /// MODEL is a compiled artifact: show how it is partitioned over its mesh.
+        #[arg(long)]
+        sharding: bool,
+        /// PJRT plugin (.so) for --sharding; default: discovery, as `tpuc run`.
+        #[arg(long)]
+        plugin: Option<PathBuf>,
+    },
     /// Run an artifact on a PJRT plugin, reading and writing .npy files.
     Run(run_cmd::RunArgs),
     /// List the PJRT plugins tpuc finds: path, PJRT C API version, StableHLO versions,
@@ -170,7 +182,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             list_passes,
         } => compiler_cmds::opt(file, &pass_pipeline, debug_locations, list_passes),
         #[cfg(feature = "compiler")]
-        Command::Inspect { model } => compiler_cmds::inspect(&model),
+        Command::Inspect {
+            model,
+            sharding: true,
+            plugin,
+        } => inspect_sharding::inspect(&model, plugin.as_deref()),
+        #[cfg(feature = "compiler")]
+        Command::Inspect { model, .. } => compiler_cmds::inspect(&model),
         Command::Run(args) => run_cmd::run_artifact(&args),
         Command::Devices { plugin } => devices::devices(plugin.as_deref()),
         Command::Bench {

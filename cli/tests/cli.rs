@@ -1129,3 +1129,47 @@ fn megatron_preset_matches_pytorch_and_the_hand_written_rules() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tpuc inspect --sharding`: the mesh, each argument's and output's sharding and
+/// per-device shape, and the collectives of XLA's partitioned program; an artifact
+/// without a mesh says so.
+#[cfg(feature = "compiler")]
+#[test]
+fn inspect_sharding_shows_shards_and_collectives() {
+    let dir = temp("inspect-sharding");
+    let art = dir.join("llama.tpuc");
+    let model = repo().join("testdata/models/llama/core.pt2");
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        model.to_str().unwrap(),
+        "-o",
+        art.to_str().unwrap(),
+        "--mesh",
+        "tp=2",
+        "--shard",
+        "megatron",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = tpuc(&["inspect", "--sharding", art.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    for wanted in [
+        "mesh: tp=2 (2 devices",
+        "p_inner_model_layers_0_self_attn_o_proj_weight f32[32, 32] [-, tp] per device f32[32, 16] (2048 B)",
+        "f32[2, 8, 128] [-, -, tp] per device f32[2, 8, 64]",
+        "collectives in XLA's partitioned program (each device): all-reduce x5",
+    ] {
+        assert!(out.contains(wanted), "{wanted}\n{out}");
+    }
+    let plain = dir.join("mlp.tpuc");
+    let mlp = repo().join("testdata/models/mlp/core.pt2");
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        mlp.to_str().unwrap(),
+        "-o",
+        plain.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let (ok, out, _) = tpuc(&["inspect", "--sharding", plain.to_str().unwrap()]);
+    assert!(ok && out.contains("not partitioned"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
