@@ -28,6 +28,21 @@ fn tpuc_env(args: &[&str], env: &[(&str, &Path)]) -> (bool, String, String) {
     )
 }
 
+/// The `.npy` files of `dir` in the order of their leading index (`0_x.npy`, `1_y.npy`).
+#[cfg(feature = "compiler")]
+fn sorted_npy(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+        .collect();
+    v.sort_by_key(|p| {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        stem.split('_').next().unwrap().parse::<usize>().unwrap()
+    });
+    v
+}
+
 fn temp(tag: &str) -> PathBuf {
     let d = repo()
         .join("target/test-tmp")
@@ -237,18 +252,6 @@ fn every_corpus_model_passes_tpuc_run_expect() {
     let index = std::fs::read_to_string(repo().join("testdata/models/index.json")).unwrap();
     let index: serde_json::Value = serde_json::from_str(&index).unwrap();
     let dir = temp("corpus");
-    let npy = |sub: &Path| {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(sub)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "npy"))
-            .collect();
-        v.sort_by_key(|p| {
-            let stem = p.file_stem().unwrap().to_string_lossy().to_string();
-            stem.split('_').next().unwrap().parse::<usize>().unwrap()
-        });
-        v
-    };
     let mut failures = Vec::new();
     for name in index["models"].as_array().unwrap() {
         let name = name.as_str().unwrap();
@@ -267,10 +270,10 @@ fn every_corpus_model_passes_tpuc_run_expect() {
                 continue;
             }
             let mut args = vec!["run".to_string(), art.to_string_lossy().to_string()];
-            for p in npy(&model_dir.join("inputs")) {
+            for p in sorted_npy(&model_dir.join("inputs")) {
                 args.extend(["--input".to_string(), p.to_string_lossy().to_string()]);
             }
-            for p in npy(&model_dir.join("expected")) {
+            for p in sorted_npy(&model_dir.join("expected")) {
                 args.extend(["--expect".to_string(), p.to_string_lossy().to_string()]);
             }
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -675,18 +678,6 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
 #[test]
 fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
     let dir = temp("data-parallel");
-    let npy = |sub: &Path| {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(sub)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "npy"))
-            .collect();
-        v.sort_by_key(|p| {
-            let stem = p.file_stem().unwrap().to_string_lossy().to_string();
-            stem.split('_').next().unwrap().parse::<usize>().unwrap()
-        });
-        v
-    };
     let mut failures = Vec::new();
     let models = [
         "mlp",
@@ -744,10 +735,10 @@ fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
                 art.to_string_lossy().to_string(),
                 "--no-cache".to_string(),
             ];
-            for p in npy(&model_dir.join("inputs")) {
+            for p in sorted_npy(&model_dir.join("inputs")) {
                 args.extend(["--input".to_string(), p.to_string_lossy().to_string()]);
             }
-            for p in npy(&model_dir.join("expected")) {
+            for p in sorted_npy(&model_dir.join("expected")) {
                 args.extend(["--expect".to_string(), p.to_string_lossy().to_string()]);
             }
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();

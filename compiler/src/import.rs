@@ -34,7 +34,8 @@ pub fn node_location<'c>(
     Location::name(ctx, name, child)
 }
 
-fn quote(s: &str) -> String {
+/// `s` as an MLIR string literal.
+pub(crate) fn quote(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {

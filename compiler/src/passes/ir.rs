@@ -248,6 +248,30 @@ pub fn dictionary_attribute(
     unsafe { mlir_sys::mlirDictionaryAttrGet(ctx, entries.len() as isize, entries.as_ptr()) }
 }
 
+/// Entry `key` of the dictionary attribute `dict` (`None` when `dict` is not a
+/// dictionary or has no such entry).
+pub fn dictionary_entry(
+    dict: mlir_sys::MlirAttribute,
+    key: &str,
+) -> Option<mlir_sys::MlirAttribute> {
+    // SAFETY: checked to be a dictionary before it is read; the key outlives the call.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsADictionary(dict) {
+            return None;
+        }
+        let a = mlir_sys::mlirDictionaryAttrGetElementByName(dict, string_ref(key));
+        (!a.ptr.is_null()).then_some(a)
+    }
+}
+
+/// The value of `a` when it is a string attribute.
+pub fn string_value(a: mlir_sys::MlirAttribute) -> Option<String> {
+    // SAFETY: checked to be a string attribute before it is read.
+    unsafe {
+        mlir_sys::mlirAttributeIsAString(a).then(|| text(mlir_sys::mlirStringAttrGetValue(a)))
+    }
+}
+
 /// The string attribute holding `s`.
 pub fn string_attribute(ctx: mlir_sys::MlirContext, s: &str) -> mlir_sys::MlirAttribute {
     // SAFETY: the string outlives the call, which copies it into the context.

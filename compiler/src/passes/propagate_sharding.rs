@@ -48,6 +48,7 @@ use tpuc_runtime::manifest::ShardingFormat;
 use tpuc_runtime::sharding::{Mesh, TensorSharding};
 
 use super::ir;
+use crate::import::quote;
 use crate::CompileError;
 
 pub struct PropagateSharding;
@@ -69,34 +70,6 @@ const MESH_NAME: &str = "mesh";
 
 fn invalid(message: String) -> CompileError {
     CompileError::Sharding(message)
-}
-
-/// The string value of `a` when it is a string attribute.
-fn string_value(a: MlirAttribute) -> Option<String> {
-    // SAFETY: checked to be a string attribute before it is read.
-    unsafe {
-        mlir_sys::mlirAttributeIsAString(a).then(|| {
-            let s = mlir_sys::mlirStringAttrGetValue(a);
-            String::from_utf8_lossy(std::slice::from_raw_parts(s.data as *const u8, s.length))
-                .into_owned()
-        })
-    }
-}
-
-/// Entry `key` of the dictionary attribute `dict`.
-fn dict_entry(dict: MlirAttribute, key: &str) -> Option<MlirAttribute> {
-    // SAFETY: checked to be a dictionary; the key outlives the call.
-    unsafe {
-        if !mlir_sys::mlirAttributeIsADictionary(dict) {
-            return None;
-        }
-        let k = mlir_sys::MlirStringRef {
-            data: key.as_ptr() as *const _,
-            length: key.len(),
-        };
-        let a = mlir_sys::mlirDictionaryAttrGetElementByName(dict, k);
-        (!a.ptr.is_null()).then_some(a)
-    }
 }
 
 /// The elements of the array attribute `name` of `op` (`arg_attrs`, `res_attrs`).
@@ -196,7 +169,7 @@ const SDPA: &str = "aten.scaled_dot_product_attention.default";
 
 /// The `name` of a `stablehlo.composite`.
 fn composite_name(op: MlirOperation) -> Option<String> {
-    ir::attribute(op, "name").and_then(string_value)
+    ir::attribute(op, "name").and_then(ir::string_value)
 }
 
 fn propagate(
@@ -477,20 +450,6 @@ fn megatron_weight(
     }
 }
 
-fn quoted(s: &str) -> String {
-    // MLIR string literals: `"` and `\` escaped as hex pairs.
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\22"),
-            '\\' => out.push_str("\\5C"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// The attribute dictionary of one argument or result: its sharding in `format`, and
 /// `tpuc.sharding`.
 fn sharding_attrs(
@@ -501,27 +460,27 @@ fn sharding_attrs(
     let written = match format {
         ShardingFormat::Gspmd => format!(
             "mhlo.sharding = {}",
-            quoted(&s.gspmd(mesh).map_err(|e| invalid(e.to_string()))?)
+            quote(&s.gspmd(mesh).map_err(|e| invalid(e.to_string()))?)
         ),
         ShardingFormat::Shardy => format!(
             "mhlo.frontend_attributes = {{xla.sdy.sharding = {}}}, mhlo.sharding = {}",
-            quoted(&s.shardy(MESH_NAME)),
-            quoted(&s.gspmd(mesh).map_err(|e| invalid(e.to_string()))?)
+            quote(&s.shardy(MESH_NAME)),
+            quote(&s.gspmd(mesh).map_err(|e| invalid(e.to_string()))?)
         ),
     };
     Ok(format!(
         "{{{written}, tpuc.sharding = {}}}",
-        quoted(&s.to_string())
+        quote(&s.to_string())
     ))
 }
 
 fn run(module: &Module<'_>) -> Result<(), CompileError> {
     let module_op = module.as_operation().to_raw();
-    let Some(mesh_text) = ir::attribute(module_op, "tpuc.mesh").and_then(string_value) else {
+    let Some(mesh_text) = ir::attribute(module_op, "tpuc.mesh").and_then(ir::string_value) else {
         return Ok(());
     };
     let mesh = Mesh::parse(&mesh_text).map_err(|e| invalid(format!("tpuc.mesh: {e}")))?;
-    let format = match ir::attribute(module_op, "tpuc.sharding_format").and_then(string_value) {
+    let format = match ir::attribute(module_op, "tpuc.sharding_format").and_then(ir::string_value) {
         None => ShardingFormat::Shardy,
         Some(f) if f == "shardy" => ShardingFormat::Shardy,
         Some(f) if f == "gspmd" => ShardingFormat::Gspmd,
@@ -541,8 +500,8 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
         let shape = shape(a);
         let s = match seeds
             .get(i)
-            .and_then(|d| dict_entry(*d, "tpuc.sharding"))
-            .and_then(string_value)
+            .and_then(|d| ir::dictionary_entry(*d, "tpuc.sharding"))
+            .and_then(ir::string_value)
         {
             Some(text) => {
                 let s = TensorSharding::parse(&text)
@@ -558,11 +517,16 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
     }
     // Megatron (`tpuc.megatron = "tp"` on the module): weights marked `tpuc.weight`
     // are decided at their first use, in program order (see `megatron_weight`).
-    let megatron = ir::attribute(module_op, "tpuc.megatron").and_then(string_value);
+    let megatron = ir::attribute(module_op, "tpuc.megatron").and_then(ir::string_value);
     let mut undecided: FxHashMap<usize, usize> = FxHashMap::default();
     if megatron.is_some() {
         for (i, &a) in args.iter().enumerate() {
-            let entry = |key: &str| seeds.get(i).and_then(|d| dict_entry(*d, key)).is_some();
+            let entry = |key: &str| {
+                seeds
+                    .get(i)
+                    .and_then(|d| ir::dictionary_entry(*d, key))
+                    .is_some()
+            };
             if entry("tpuc.weight") && !entry("tpuc.sharding") {
                 undecided.insert(a.ptr as usize, i);
             }
@@ -628,7 +592,7 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
         set(
             module_op,
             "mhlo.frontend_attributes",
-            &format!("{{xla.sdy.meshes = {}}}", quoted(&meshes)),
+            &format!("{{xla.sdy.meshes = {}}}", quote(&meshes)),
         )?;
     }
     Ok(())
@@ -657,7 +621,7 @@ pub fn seed(
         .map(|(i, s)| {
             let mut entries = Vec::new();
             if let Some(s) = s {
-                entries.push(format!("tpuc.sharding = {}", quoted(&s.to_string())));
+                entries.push(format!("tpuc.sharding = {}", quote(&s.to_string())));
             }
             if weights.get(i).copied().unwrap_or(false) {
                 entries.push("tpuc.weight".to_string());
@@ -666,12 +630,12 @@ pub fn seed(
         })
         .collect();
     if let Some((axis, _)) = megatron {
-        if !ir::set_attribute(module_op, "tpuc.megatron", &quoted(axis)) {
+        if !ir::set_attribute(module_op, "tpuc.megatron", &quote(axis)) {
             return Err(CompileError::Internal("cannot seed the shardings".into()));
         }
     }
-    let ok = ir::set_attribute(module_op, "tpuc.mesh", &quoted(&mesh.to_string()))
-        && ir::set_attribute(module_op, "tpuc.sharding_format", &quoted(fmt))
+    let ok = ir::set_attribute(module_op, "tpuc.mesh", &quote(&mesh.to_string()))
+        && ir::set_attribute(module_op, "tpuc.sharding_format", &quote(fmt))
         && ir::set_attribute(func, "arg_attrs", &format!("[{}]", dicts.join(", ")));
     match ok {
         true => Ok(()),
@@ -691,8 +655,8 @@ pub fn take_shardings(
         array_elements(func, name)
             .into_iter()
             .map(|d| {
-                let text = dict_entry(d, "tpuc.sharding")
-                    .and_then(string_value)
+                let text = ir::dictionary_entry(d, "tpuc.sharding")
+                    .and_then(ir::string_value)
                     .ok_or_else(|| {
                         CompileError::Internal(format!("{name} without tpuc.sharding"))
                     })?;

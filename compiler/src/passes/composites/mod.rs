@@ -453,20 +453,9 @@ pub(super) fn dot_dims(op: MlirOperation, batch: &[i64], lhs: i64, rhs: i64) -> 
 /// Entry `key` of composite `op`'s `composite_attributes`, printed (`-1 : i64`,
 /// `"tanh"`); `None` when it has no such entry.
 pub(super) fn composite_attribute(op: MlirOperation, key: &str) -> Option<String> {
-    let attrs = ir::attribute(op, "composite_attributes")?;
-    // SAFETY: the attribute is checked to be a dictionary before it is read; the key
-    // outlives the call.
-    unsafe {
-        if !mlir_sys::mlirAttributeIsADictionary(attrs) {
-            return None;
-        }
-        let k = mlir_sys::MlirStringRef {
-            data: key.as_ptr() as *const _,
-            length: key.len(),
-        };
-        let a = mlir_sys::mlirDictionaryAttrGetElementByName(attrs, k);
-        (!a.ptr.is_null()).then(|| melior::ir::Attribute::from_raw(a).to_string())
-    }
+    let a = ir::dictionary_entry(ir::attribute(op, "composite_attributes")?, key)?;
+    // SAFETY: the attribute belongs to the context, which outlives this call.
+    Some(unsafe { melior::ir::Attribute::from_raw(a) }.to_string())
 }
 
 /// The value slices `a` and `b` both read, and its shape, when its last dimension is
