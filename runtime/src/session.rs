@@ -583,6 +583,25 @@ impl Session {
         Ok(())
     }
 
+    /// [`Session::check_input`] for a host tensor, and its data as long as its shape.
+    fn check_host_input(&self, index: usize, t: &HostTensor) -> Result<()> {
+        self.check_input(index, t.dtype, &t.shape)?;
+        let expected = t.num_elements() * t.dtype.size_in_bytes();
+        if t.data.len() != expected {
+            let arg = &self.manifest.arguments[self.user_inputs[index]];
+            return Err(RuntimeError::InputMismatch {
+                index,
+                name: arg.name.clone(),
+                message: format!(
+                    "{} needs {expected} bytes of data, the tensor has {}",
+                    describe(t.dtype, &t.shape),
+                    t.data.len()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     fn check_count(&self, got: usize) -> Result<()> {
         if got != self.user_inputs.len() {
             return Err(RuntimeError::InputCount {
@@ -608,20 +627,7 @@ impl Session {
         }
         let mut uploaded = Vec::with_capacity(inputs.len());
         for (i, t) in inputs.iter().enumerate() {
-            self.check_input(i, t.dtype, &t.shape)?;
-            let expected = t.num_elements() * t.dtype.size_in_bytes();
-            if t.data.len() != expected {
-                let arg = &self.manifest.arguments[self.user_inputs[i]];
-                return Err(RuntimeError::InputMismatch {
-                    index: i,
-                    name: arg.name.clone(),
-                    message: format!(
-                        "{} needs {expected} bytes of data, the tensor has {}",
-                        describe(t.dtype, &t.shape),
-                        t.data.len()
-                    ),
-                });
-            }
+            self.check_host_input(i, t)?;
             uploaded.push(self.client.buffer_from_host(t, self.positions[0])?);
         }
         let refs: Vec<&Buffer> = uploaded.iter().collect();
@@ -640,21 +646,13 @@ impl Session {
         // uploaded[input][position]
         let mut uploaded: Vec<Vec<Buffer>> = Vec::with_capacity(inputs.len());
         for (i, t) in inputs.iter().enumerate() {
-            self.check_input(i, t.dtype, &t.shape)?;
+            self.check_host_input(i, t)?;
             let arg = &self.manifest.arguments[self.user_inputs[i]];
             let mismatch = |message: String| RuntimeError::InputMismatch {
                 index: i,
                 name: arg.name.clone(),
                 message,
             };
-            let expected = t.num_elements() * t.dtype.size_in_bytes();
-            if t.data.len() != expected {
-                return Err(mismatch(format!(
-                    "{} needs {expected} bytes of data, the tensor has {}",
-                    describe(t.dtype, &t.shape),
-                    t.data.len()
-                )));
-            }
             let sharding = arg
                 .sharding
                 .clone()
