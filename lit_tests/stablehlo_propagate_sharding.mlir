@@ -6,6 +6,7 @@
 // RUN: tpuc opt %S/Inputs/sharding_gspmd.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=GSPMD
 // RUN: tpuc opt %S/Inputs/sharding_shardy.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=SHARDY
 // RUN: tpuc opt %S/Inputs/sharding_rules.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=RULES
+// RUN: tpuc opt %S/Inputs/sharding_more_rules.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=MORE
 // RUN: tpuc opt %S/Inputs/sharding_none.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=NONE
 // RUN: tpuc opt %S/Inputs/sharding_megatron.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=MEGATRON
 // RUN: not tpuc opt %S/Inputs/sharding_bad.mlir --pass-pipeline=stablehlo-propagate-sharding 2>&1 | FileCheck %s --check-prefix=BAD
@@ -40,6 +41,25 @@
 // RULES-SAME: tpuc.sharding = "[-, -]"}
 // RULES-SAME: tpuc.sharding = "[dp, -]"}
 // RULES-SAME: tpuc.sharding = "[-, -]"}]
+
+// More rules, one result each: a convolution takes the batch from its input and the
+// output features from its kernel; a pooling window keeps the dimensions it does not
+// span; an embedding gather takes its batch from the indices and drops the table's
+// vocabulary split (XLA combines the partial lookups) but keeps a feature split; when
+// the indices and the table's features ask for the same axis, the batch dimensions
+// (first in the result) keep it; a scatter keeps the operand's split except on the
+// dimension its indices address; a norm composite keeps the leading dimensions and
+// makes the normalized one whole; broadcast_in_dim moves the split to the mapped
+// dimension.
+// MORE: res_attrs = [
+// MORE-SAME: tpuc.sharding = "[dp, tp, -, -]"}
+// MORE-SAME: tpuc.sharding = "[dp, -, -, -]"}
+// MORE-SAME: tpuc.sharding = "[dp, -, -]"}
+// MORE-SAME: tpuc.sharding = "[dp, -, tp]"}
+// MORE-SAME: tpuc.sharding = "[dp, -, -]"}
+// MORE-SAME: tpuc.sharding = "[-, tp]"}
+// MORE-SAME: tpuc.sharding = "[dp, -, -]"}
+// MORE-SAME: tpuc.sharding = "[-, tp]"}]
 
 // Megatron (tpuc.megatron): weights decided at their first use. The first Linear
 // sees whole features: column-parallel (W1 [16, 8] split on its outputs); the second

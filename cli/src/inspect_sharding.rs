@@ -1,6 +1,6 @@
 //! `tpuc inspect --sharding ARTIFACT`: how a partitioned artifact is laid out over its
 //! mesh (every argument's and output's sharding and per-device shape), and the
-//! collectives in XLA's partitioned program, read back from the plugin.
+//! collectives and memory of XLA's partitioned program, read back from the plugin.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -95,6 +95,16 @@ pub fn inspect(artifact: &Path, plugin: Option<&Path>) -> Result<ExitCode, Strin
             );
         }
         Err(e) => errln!("warning: the plugin's optimized program could not be read: {e}"),
+    }
+    match session.compiled_memory_stats() {
+        Ok(m) => outln!(
+            "XLA's memory per device: arguments {} B, outputs {} B, temporaries {} B, generated code {} B",
+            m.argument_size_in_bytes,
+            m.output_size_in_bytes,
+            m.temp_size_in_bytes,
+            m.generated_code_size_in_bytes
+        ),
+        Err(e) => errln!("warning: the plugin's memory statistics could not be read: {e}"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1151,6 +1151,28 @@ fn inspect_sharding_shows_shards_and_collectives() {
     ] {
         assert!(out.contains(wanted), "{wanted}\n{out}");
     }
+    // XLA's per-device argument bytes are the rows' per-device bytes, summed.
+    let rows = out
+        .split("arguments:")
+        .nth(1)
+        .unwrap()
+        .split("outputs:")
+        .next()
+        .unwrap();
+    let shares: u64 = rows
+        .lines()
+        .filter_map(|l| {
+            l.rsplit_once(" (")?
+                .1
+                .strip_suffix(" B)")?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    assert!(
+        out.contains(&format!("XLA's memory per device: arguments {shares} B,")),
+        "{shares}\n{out}"
+    );
     let plain = dir.join("mlp.tpuc");
     let mlp = repo().join("testdata/models/mlp/core.pt2");
     let (ok, _, err) = tpuc(&[

@@ -37,7 +37,9 @@ pub use compile_options::CompileOptions;
 pub use dtype::DType;
 pub use error::{ErrorCode, Result, RuntimeError};
 pub use manifest::Manifest;
-pub use pjrt::{Buffer, Client, ClientOptions, Device, LoadedExecutable, Plugin};
+pub use pjrt::{
+    Buffer, Client, ClientOptions, CompiledMemoryStats, Device, LoadedExecutable, Plugin,
+};
 pub use session::{
     CacheMode, CompileSource, LoadEvent, LoadOptions, LoadReport, ProgressFn, Session,
 };

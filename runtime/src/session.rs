@@ -533,6 +533,12 @@ impl Session {
         })
     }
 
+    /// XLA's memory account of the compiled program on one device (for a partitioned
+    /// artifact, one partition: its arguments are that device's shares).
+    pub fn compiled_memory_stats(&self) -> Result<crate::pjrt::CompiledMemoryStats> {
+        self.executable.compiled_memory_stats()
+    }
+
     /// How the session was loaded (executable from the cache or compiled, timings).
     pub fn load_report(&self) -> &LoadReport {
         &self.report

@@ -878,15 +878,10 @@ fn reduce_window_sum(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Optio
 
 /// Low padding of each dim from `padding = dense<[[lo, hi], ...]>`.
 fn padding(op: MlirOperation, rank: usize) -> Option<Vec<i64>> {
-    let Some(text) = ir::attribute_text(op, "padding") else {
+    if ir::attribute(op, "padding").is_none() {
         return Some(vec![0; rank]);
-    };
-    let body = text.split("dense<").nth(1)?.split('>').next()?;
-    let nums: Vec<i64> = body
-        .split(|c: char| !(c.is_ascii_digit() || c == '-'))
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().ok())
-        .collect::<Option<_>>()?;
+    }
+    let nums = ir::dense_i64_elements(op, "padding")?;
     match nums.len() {
         1 => Some(vec![nums[0]; rank]),
         n if n == 2 * rank => Some((0..rank).map(|d| nums[2 * d]).collect()),

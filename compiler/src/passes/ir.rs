@@ -344,6 +344,17 @@ pub fn attribute_text(op: MlirOperation, name: &str) -> Option<String> {
     Some(unsafe { melior::ir::Attribute::from_raw(a) }.to_string())
 }
 
+/// The integers of a dense integer attribute `name` of `op` (`dense<[[0, 1], [2, 3]]>`),
+/// in row-major order; a splat (`dense<0>`) gives its one value.
+pub fn dense_i64_elements(op: MlirOperation, name: &str) -> Option<Vec<i64>> {
+    let text = attribute_text(op, name)?;
+    let body = text.split("dense<").nth(1)?.split('>').next()?;
+    body.split(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().ok())
+        .collect()
+}
+
 /// The `(sym_name, entry block)` of every function of `module`, in order (`None` for a
 /// function whose region has no block).
 pub fn named_function_blocks(module: &Module<'_>) -> Vec<(String, Option<MlirBlock>)> {

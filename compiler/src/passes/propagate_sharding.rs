@@ -17,11 +17,21 @@
 //!   `concatenate` (the concatenated dimension dropped), `slice` (sliced dimensions
 //!   dropped), `dot_general` (batch dimensions from the left operand, else the right;
 //!   free dimensions from their operand; a split contracting dimension is summed by
-//!   XLA, so the result is not split there);
+//!   XLA, so the result is not split there), `convolution` (batch from the input,
+//!   output features from the kernel, spatial dimensions whole), `reduce_window`
+//!   (dimensions the window does not span kept), `gather` (batch dimensions from the
+//!   indices, offset dimensions from the operand where sliced whole), `scatter` (the
+//!   operand's, except the dimensions the indices address);
+//! - composites: attention keeps the query's batch, heads and positions; norms and the
+//!   gated MLP keep the leading dimensions of their first operand (the normalized or
+//!   projected trailing ones whole);
 //! - any other op: its results are left to XLA's own propagation (no sharding here).
 //!
-//! A sharding that does not divide a dimension is never produced: that dimension stays
-//! whole. Backward propagation (results to operands) is not done yet.
+//! A sharding that does not divide a dimension is never produced, nor one that uses
+//! an axis twice: that dimension stays whole (the earlier dimension keeps the axis).
+//! Backward propagation (results to operands) is not done: arguments are decided by
+//! the seeds (presets and rules) and Megatron's first-use choice, and the shardings of
+//! values inside the program are left to XLA's own propagation, which runs both ways.
 //!
 //! With `tpuc.megatron = "tp"` on the module, the arguments marked `tpuc.weight` and
 //! not seeded are decided at their first use, in program order: a Linear's weight is
@@ -166,6 +176,19 @@ fn reshape_target(from: &[i64], to: &[i64], d: usize) -> Option<usize> {
 }
 
 const SDPA: &str = "aten.scaled_dot_product_attention.default";
+
+/// Composites that apply their other operands to the trailing dimensions of the first
+/// (norms over the last dimensions, a gated MLP over the features).
+fn acts_on_last_dims(name: &str) -> bool {
+    matches!(
+        name,
+        "aten.native_layer_norm.default"
+            | "aten.layer_norm.default"
+            | "aten.rms_norm.default"
+            | "odml.rms_norm"
+            | "tpuc.gated_mlp"
+    )
+}
 
 /// The `name` of a `stablehlo.composite`.
 fn composite_name(op: MlirOperation) -> Option<String> {
@@ -320,6 +343,87 @@ fn propagate(
             }
             vec![Some(fit(mesh, &out_shape, TensorSharding { dims }))]
         }
+        "stablehlo.convolution" => {
+            // The batch from the input, the output features from the kernel's; the
+            // spatial dimensions whole (no halo exchange asked for), a split input
+            // feature dimension summed by XLA.
+            let Some(dims) =
+                ir::attribute_text(op, "dimension_numbers").and_then(|t| conv_layout(&t))
+            else {
+                return none;
+            };
+            let (ls, rs) = (get(operands[0]), get(operands[1]));
+            if ls.is_none() && rs.is_none() {
+                return none;
+            }
+            let batch_groups = ir::i64_attribute(op, "batch_group_count").unwrap_or(1);
+            let mut out = TensorSharding::replicated(out_shape.len());
+            if let (Some(s), true) = (ls, batch_groups == 1) {
+                out.dims[dims.out_batch] = s.dims.get(dims.in_batch).cloned().unwrap_or_default();
+            }
+            if let Some(s) = rs {
+                out.dims[dims.out_feature] =
+                    s.dims.get(dims.kernel_out).cloned().unwrap_or_default();
+            }
+            vec![Some(fit(mesh, &out_shape, out))]
+        }
+        "stablehlo.reduce_window" => {
+            // Dimensions the window does not span (size 1, stride 1, no padding, no
+            // dilation) keep the first input's split; the others are whole.
+            let n = results.len();
+            let Some(s) = get(operands[0]) else {
+                return none;
+            };
+            let rank = out_shape.len();
+            let ones = vec![1i64; rank];
+            let sizes = ir::i64_array(op, "window_dimensions").unwrap_or_default();
+            let strides = ir::i64_array(op, "window_strides").unwrap_or_else(|| ones.clone());
+            let base = ir::i64_array(op, "base_dilations").unwrap_or_else(|| ones.clone());
+            let window = ir::i64_array(op, "window_dilations").unwrap_or_else(|| ones.clone());
+            let padding = match ir::dense_i64_elements(op, "padding") {
+                None => vec![0; 2 * rank],
+                Some(p) if p.len() == 1 => vec![p[0]; 2 * rank],
+                Some(p) => p,
+            };
+            let mut out = TensorSharding::replicated(rank);
+            for d in 0..rank {
+                let untouched = sizes.get(d) == Some(&1)
+                    && strides.get(d) == Some(&1)
+                    && base.get(d) == Some(&1)
+                    && window.get(d) == Some(&1)
+                    && padding.get(2 * d) == Some(&0)
+                    && padding.get(2 * d + 1) == Some(&0);
+                if untouched {
+                    out.dims[d] = s.dims.get(d).cloned().unwrap_or_default();
+                }
+            }
+            (0..n)
+                .map(|_| Some(fit(mesh, &out_shape, out.clone())))
+                .collect()
+        }
+        "stablehlo.gather" => gather_sharding(mesh, op, known).map_or(none, |s| vec![Some(s)]),
+        "stablehlo.scatter" => {
+            // The result has the operand's shape: it keeps the operand's split except on
+            // the dimensions the indices address.
+            use tpuc_dialects::stablehlo::attr_list_field;
+            let n = results.len();
+            let (Some(s), Some(text)) = (
+                get(operands[0]),
+                ir::attribute_text(op, "scatter_dimension_numbers"),
+            ) else {
+                return none;
+            };
+            let indexed = attr_list_field(&text, "scatter_dims_to_operand_dims");
+            let mut out = s.clone();
+            for d in indexed {
+                if let Some(axes) = out.dims.get_mut(d as usize) {
+                    axes.clear();
+                }
+            }
+            (0..n)
+                .map(|_| Some(fit(mesh, &out_shape, out.clone())))
+                .collect()
+        }
         "stablehlo.composite" if composite_name(op).as_deref() == Some(SDPA) => {
             // The output [.., S, D] follows the query's batch, head and query
             // positions; its last dimension (the value's features) is whole.
@@ -331,6 +435,36 @@ fn propagate(
                 last.clear();
             }
             vec![Some(fit(mesh, &out_shape, out))]
+        }
+        "stablehlo.composite" if composite_name(op).is_some_and(|n| acts_on_last_dims(&n)) => {
+            // A norm or a gated MLP applies its other operands (scale, bias, weights)
+            // to the trailing dimensions of the first: its results follow the first
+            // operand on the leading dimensions; the trailing ones (as many as the
+            // highest rank of the other operands, at least one) are whole.
+            let Some(x) = get(operands[0]) else {
+                return none;
+            };
+            let in_shape = shape(operands[0]);
+            let trailing = operands[1..]
+                .iter()
+                .map(|&v| shape(v).len())
+                .max()
+                .unwrap_or(0)
+                .max(1);
+            let leading = in_shape.len().saturating_sub(trailing);
+            results
+                .iter()
+                .map(|&r| {
+                    let out_shape = shape(r);
+                    let mut out = TensorSharding::replicated(out_shape.len());
+                    for d in 0..leading.min(out_shape.len()) {
+                        if in_shape[d] == out_shape[d] {
+                            out.dims[d] = x.dims.get(d).cloned().unwrap_or_default();
+                        }
+                    }
+                    Some(fit(mesh, &out_shape, out))
+                })
+                .collect()
         }
         _ => {
             // Shape-preserving ops: every operand of rank > 0 has the result's shape.
@@ -356,6 +490,81 @@ fn propagate(
             results.iter().map(|_| merged.clone()).collect()
         }
     }
+}
+
+/// Where a convolution's batch and feature dimensions are, from its
+/// `#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>` dimension numbers.
+struct ConvLayout {
+    in_batch: usize,
+    kernel_out: usize,
+    out_batch: usize,
+    out_feature: usize,
+}
+
+fn conv_layout(text: &str) -> Option<ConvLayout> {
+    let body = text.split("conv<").nth(1)?.rsplit_once('>')?.0;
+    let (input, rest) = body.split_once("]x[")?;
+    let (kernel, output) = rest.split_once("]->[")?;
+    let position = |list: &str, key: &str| {
+        list.trim_matches(|c| c == '[' || c == ']')
+            .split(',')
+            .position(|t| t.trim() == key)
+    };
+    Some(ConvLayout {
+        in_batch: position(input, "b")?,
+        kernel_out: position(kernel, "o")?,
+        out_batch: position(output, "b")?,
+        out_feature: position(output, "f")?,
+    })
+}
+
+/// A gather's result: its batch dimensions follow the indices (in order, skipping the
+/// index vector dimension), its offset dimensions the operand's dimensions they slice
+/// whole (a partial slice of a split dimension is whole in the result).
+fn gather_sharding(
+    mesh: &Mesh,
+    op: MlirOperation,
+    known: &FxHashMap<usize, TensorSharding>,
+) -> Option<TensorSharding> {
+    use tpuc_dialects::stablehlo::attr_list_field;
+    let operands = ir::operands(op);
+    let (operand, indices) = (operands[0], operands[1]);
+    let (os, is) = (
+        known.get(&(operand.ptr as usize)),
+        known.get(&(indices.ptr as usize)),
+    );
+    if os.is_none() && is.is_none() {
+        return None;
+    }
+    let text = ir::attribute_text(op, "dimension_numbers")?;
+    let offset_dims = attr_list_field(&text, "offset_dims");
+    let collapsed = attr_list_field(&text, "collapsed_slice_dims");
+    let operand_batching = attr_list_field(&text, "operand_batching_dims");
+    let index_vector_dim = text
+        .split("index_vector_dim = ")
+        .nth(1)
+        .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|t| t.parse::<usize>().ok())?;
+    let slice_sizes = ir::i64_array(op, "slice_sizes")?;
+    let (operand_shape, indices_shape) = (shape(operand), shape(indices));
+    let out_shape = shape(ir::result(op, 0));
+    let mut out = TensorSharding::replicated(out_shape.len());
+    // Operand dimensions that become offset dimensions, in order.
+    let mut sliced = (0..operand_shape.len())
+        .filter(|d| !collapsed.contains(&(*d as i64)) && !operand_batching.contains(&(*d as i64)));
+    let mut batch_source = (0..indices_shape.len()).filter(|&d| d != index_vector_dim);
+    for (r, axes) in out.dims.iter_mut().enumerate() {
+        if offset_dims.contains(&(r as i64)) {
+            let d = sliced.next()?;
+            if slice_sizes.get(d) == operand_shape.get(d) {
+                *axes = os.and_then(|s| s.dims.get(d).cloned()).unwrap_or_default();
+            }
+        } else {
+            let d = batch_source.next()?;
+            *axes = is.and_then(|s| s.dims.get(d).cloned()).unwrap_or_default();
+        }
+    }
+    Some(fit(mesh, &out_shape, out))
 }
 
 /// Megatron's choice for an undecided weight at its first use `op`: as the weight of

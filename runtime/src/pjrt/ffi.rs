@@ -485,6 +485,33 @@ pub struct PJRT_Executable_OptimizedProgram_Args {
 }
 struct_size!(PJRT_Executable_OptimizedProgram_Args, program: *mut PJRT_Program);
 
+/// What XLA allocates for one device's copy of an executable (`xla::CompiledMemoryStats`),
+/// in bytes. Header 0.110's layout; a plugin writes the fields it knows (the CPU plugin
+/// of API 0.115 requires at least the first 112 bytes).
+#[repr(C)]
+pub struct PJRT_Executable_GetCompiledMemoryStats_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub executable: *mut PJRT_Executable,
+    pub generated_code_size_in_bytes: i64,
+    pub argument_size_in_bytes: i64,
+    pub output_size_in_bytes: i64,
+    /// Argument memory reused for outputs.
+    pub alias_size_in_bytes: i64,
+    pub temp_size_in_bytes: i64,
+    pub host_generated_code_size_in_bytes: i64,
+    pub host_argument_size_in_bytes: i64,
+    pub host_output_size_in_bytes: i64,
+    pub host_alias_size_in_bytes: i64,
+    pub host_temp_size_in_bytes: i64,
+    pub peak_memory_in_bytes: i64,
+    pub total_size_in_bytes: i64,
+    pub total_allocation_bytes: i64,
+    pub indefinite_allocations: i64,
+    pub peak_unpadded_heap_bytes: i64,
+}
+struct_size!(PJRT_Executable_GetCompiledMemoryStats_Args, peak_unpadded_heap_bytes: i64);
+
 /// Frees the memory behind `PJRT_Executable_Serialize_Args::serialized_bytes`.
 pub type PJRT_SerializedExecutable_Deleter =
     unsafe extern "C" fn(exec: *mut PJRT_SerializedExecutable);
@@ -601,7 +628,8 @@ pub type PjrtFn<A> = unsafe extern "C" fn(args: *mut A) -> *mut PJRT_Error;
 /// A slot of the table this crate does not call (kept for the layout).
 pub type Unused = Option<unsafe extern "C" fn()>;
 
-/// `PJRT_Api` up to the last function tpuc calls (`PJRT_Buffer_ToHostBuffer`, slot 70).
+/// `PJRT_Api` up to the last function tpuc calls (`PJRT_Executable_GetCompiledMemoryStats`,
+/// slot 96; slots counted from `PJRT_Error_Destroy`, each one pointer, at offset 40 + 8 i).
 #[repr(C)]
 pub struct PJRT_Api {
     pub struct_size: usize,
@@ -690,6 +718,38 @@ pub struct PJRT_Api {
     pub PJRT_Buffer_IsDeleted: Unused,
     pub PJRT_Buffer_CopyToDevice: Unused,
     pub PJRT_Buffer_ToHostBuffer: Option<PjrtFn<PJRT_Buffer_ToHostBuffer_Args>>,
+
+    pub PJRT_Buffer_IsOnCpu: Unused,
+    pub PJRT_Buffer_ReadyEvent: Unused,
+    pub PJRT_Buffer_UnsafePointer: Unused,
+    pub PJRT_Buffer_IncreaseExternalReferenceCount: Unused,
+    pub PJRT_Buffer_DecreaseExternalReferenceCount: Unused,
+    pub PJRT_Buffer_OpaqueDeviceMemoryDataPointer: Unused,
+
+    pub PJRT_CopyToDeviceStream_Destroy: Unused,
+    pub PJRT_CopyToDeviceStream_AddChunk: Unused,
+    pub PJRT_CopyToDeviceStream_TotalBytes: Unused,
+    pub PJRT_CopyToDeviceStream_GranuleSize: Unused,
+    pub PJRT_CopyToDeviceStream_CurrentBytes: Unused,
+
+    pub PJRT_TopologyDescription_Create: Unused,
+    pub PJRT_TopologyDescription_Destroy: Unused,
+    pub PJRT_TopologyDescription_PlatformName: Unused,
+    pub PJRT_TopologyDescription_PlatformVersion: Unused,
+    pub PJRT_TopologyDescription_GetDeviceDescriptions: Unused,
+    pub PJRT_TopologyDescription_Serialize: Unused,
+    pub PJRT_TopologyDescription_Attributes: Unused,
+
+    pub PJRT_Compile: Unused,
+
+    pub PJRT_Executable_OutputElementTypes: Unused,
+    pub PJRT_Executable_OutputDimensions: Unused,
+    pub PJRT_Buffer_CopyToMemory: Unused,
+    pub PJRT_Client_CreateViewOfDeviceBuffer: Unused,
+    pub PJRT_Executable_Fingerprint: Unused,
+    pub PJRT_Client_TopologyDescription: Unused,
+    pub PJRT_Executable_GetCompiledMemoryStats:
+        Option<PjrtFn<PJRT_Executable_GetCompiledMemoryStats_Args>>,
 }
 
 impl PJRT_Api {
@@ -775,6 +835,25 @@ mod tests {
         assert_eq!(PJRT_Buffer_Dimensions_Args::STRUCT_SIZE, 40);
         assert_eq!(PJRT_Buffer_OnDeviceSizeInBytes_Args::STRUCT_SIZE, 32);
         assert_eq!(PJRT_Buffer_ToHostBuffer_Args::STRUCT_SIZE, 56);
+        // Header 0.110.
+        assert_eq!(
+            PJRT_Executable_GetCompiledMemoryStats_Args::STRUCT_SIZE,
+            144
+        );
+        assert_eq!(
+            offset_of!(
+                PJRT_Executable_GetCompiledMemoryStats_Args,
+                argument_size_in_bytes
+            ),
+            32
+        );
+        assert_eq!(
+            offset_of!(
+                PJRT_Executable_GetCompiledMemoryStats_Args,
+                peak_memory_in_bytes
+            ),
+            104
+        );
     }
 
     #[test]
@@ -815,6 +894,15 @@ mod tests {
             64
         );
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Buffer_ToHostBuffer)), 70);
-        assert_eq!(size_of::<PJRT_Api>(), 40 + 71 * 8);
+        assert_eq!(
+            slot(offset_of!(PJRT_Api, PJRT_TopologyDescription_Create)),
+            82
+        );
+        assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Compile)), 89);
+        assert_eq!(
+            slot(offset_of!(PJRT_Api, PJRT_Executable_GetCompiledMemoryStats)),
+            96
+        );
+        assert_eq!(size_of::<PJRT_Api>(), 40 + 97 * 8);
     }
 }

@@ -907,6 +907,19 @@ pub fn dtype_of_buffer_type(t: ffi::PJRT_Buffer_Type) -> Option<DType> {
 // Executables
 // ----------------------------------------------------------------------------------------
 
+/// XLA's memory account of a compiled program on one device (`xla::CompiledMemoryStats`,
+/// device memory), in bytes. A plugin that leaves a field unset reports 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompiledMemoryStats {
+    pub generated_code_size_in_bytes: i64,
+    pub argument_size_in_bytes: i64,
+    pub output_size_in_bytes: i64,
+    /// Argument memory reused for outputs.
+    pub alias_size_in_bytes: i64,
+    pub temp_size_in_bytes: i64,
+    pub peak_memory_in_bytes: i64,
+}
+
 /// A compiled program, loaded on the client's devices.
 pub struct LoadedExecutable {
     client: Arc<ClientInner>,
@@ -1063,6 +1076,28 @@ impl LoadedExecutable {
                 .into_owned()
             };
             Ok((format, code))
+        })
+    }
+
+    /// What XLA allocated for one device's copy of this executable
+    /// (`PJRT_Executable_GetCompiledMemoryStats`): for a partitioned program, one
+    /// partition's arguments, outputs and temporaries.
+    pub fn compiled_memory_stats(&self) -> Result<CompiledMemoryStats> {
+        self.with_executable(|plugin, exe| {
+            let f = api_fn!(plugin, PJRT_Executable_GetCompiledMemoryStats)?;
+            let mut a = args!(PJRT_Executable_GetCompiledMemoryStats_Args { executable: exe });
+            // SAFETY: valid args; the plugin fills the out fields it knows.
+            plugin.check("PJRT_Executable_GetCompiledMemoryStats", unsafe {
+                f(&mut a)
+            })?;
+            Ok(CompiledMemoryStats {
+                generated_code_size_in_bytes: a.generated_code_size_in_bytes,
+                argument_size_in_bytes: a.argument_size_in_bytes,
+                output_size_in_bytes: a.output_size_in_bytes,
+                alias_size_in_bytes: a.alias_size_in_bytes,
+                temp_size_in_bytes: a.temp_size_in_bytes,
+                peak_memory_in_bytes: a.peak_memory_in_bytes,
+            })
         })
     }
 

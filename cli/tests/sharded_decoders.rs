@@ -1,0 +1,222 @@
+//! Every decoder of `testdata/coverage` (families `decoder` and `moe`) compiled with the
+//! four sharding strategies of the sharding issue, in both formats, run on 4 CPU
+//! devices and compared with PyTorch's eager outputs at the tolerances of the unsharded
+//! run: `dp=2 data-parallel`, `tp=2 megatron`, `dp=2,tp=2 data-parallel,megatron`,
+//! `fsdp=4 fsdp`.
+//!
+//! Each artifact is also checked against XLA's own account of it: the argument bytes
+//! of the compiled per-device program (`PJRT_Executable_GetCompiledMemoryStats`) are
+//! the sum of every argument's share as the manifest records it (a tensor split on
+//! axes of total size k holds 1/k per device), and the strategy split what it names
+//! (megatron: the vocabulary and at least two projections on `tp`; fsdp: parameters on
+//! `fsdp`; data-parallel: the batch of `input_ids` on `dp`).
+#![cfg(feature = "compiler")]
+
+use std::path::{Path, PathBuf};
+
+use tpuc_compiler::{CompileOptions, ShardPreset, ShardingRequest};
+use tpuc_runtime::manifest::{ArgumentKind, ShardingFormat};
+use tpuc_runtime::sharding::Mesh;
+use tpuc_runtime::HostTensor;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The coverage models of families `decoder` and `moe`, from the corpus index.
+fn decoders() -> Vec<String> {
+    let index = repo().join("testdata/coverage/models/index.json");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(index).unwrap()).unwrap();
+    let names: Vec<String> = index["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["family"] == "decoder" || m["family"] == "moe")
+        .map(|m| m["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.len() >= 15, "{names:?}");
+    names
+}
+
+fn read_all(dir: &Path) -> Vec<HostTensor> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+        .collect();
+    files.sort_by_key(|p| {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        stem.split('_').next().unwrap().parse::<usize>().unwrap()
+    });
+    files
+        .iter()
+        .map(|p| tpuc_runtime::npy::read_npy(p).unwrap())
+        .collect()
+}
+
+/// The strategies, as (mesh, presets).
+fn strategies() -> Vec<(&'static str, Vec<ShardPreset>)> {
+    vec![
+        ("dp=2", vec![ShardPreset::DataParallel]),
+        ("tp=2", vec![ShardPreset::Megatron]),
+        (
+            "dp=2,tp=2",
+            vec![ShardPreset::DataParallel, ShardPreset::Megatron],
+        ),
+        ("fsdp=4", vec![ShardPreset::Fsdp]),
+    ]
+}
+
+/// Compiles, runs and checks every decoder under every strategy in `format`; returns
+/// one line per failure.
+fn check_format(format: ShardingFormat) -> Vec<String> {
+    let plugin = tpuc_runtime::discover::find_plugin(None).expect("CPU plugin (make setup)");
+    let plugin = tpuc_runtime::Plugin::load(&plugin).unwrap();
+    let client = plugin
+        .create_client(&tpuc_runtime::ClientOptions::cpu(4))
+        .unwrap();
+    let dir = repo().join("target/test-tmp").join(format!(
+        "sharded-decoders-{format:?}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    for name in decoders() {
+        let model_dir = repo().join("testdata/coverage/models").join(&name);
+        let inputs = read_all(&model_dir.join("inputs"));
+        let expected = read_all(&model_dir.join("expected"));
+        for (mesh_text, presets) in strategies() {
+            let what = format!("{name} --mesh {mesh_text} {presets:?} {format:?}");
+            let mesh = Mesh::parse(mesh_text).unwrap();
+            let art = dir.join(format!(
+                "{name}-{}.tpuc",
+                mesh_text.replace([',', '='], "_")
+            ));
+            let options = CompileOptions {
+                sharding: Some(ShardingRequest {
+                    mesh: mesh.clone(),
+                    presets: presets.clone(),
+                    rules: Vec::new(),
+                    format,
+                }),
+                ..CompileOptions::default()
+            };
+            if let Err(e) = tpuc_compiler::compile(&model_dir.join("core.pt2"), &art, &options) {
+                failures.push(format!("{what}: compile: {e}"));
+                continue;
+            }
+            let session = match tpuc_runtime::Session::load_with(
+                &art,
+                &client,
+                &tpuc_runtime::LoadOptions {
+                    cache: tpuc_runtime::CacheMode::Bypass,
+                    ..Default::default()
+                },
+            ) {
+                Ok(s) => s,
+                Err(e) => {
+                    failures.push(format!("{what}: load: {e}"));
+                    continue;
+                }
+            };
+            match session.run(&inputs) {
+                Ok(got) => {
+                    for (i, (g, want)) in got.iter().zip(&expected).enumerate() {
+                        let (rtol, atol) = tpuc_runtime::compare::default_tolerances(want.dtype);
+                        let c = tpuc_runtime::compare::compare(g, want, rtol, atol);
+                        if !c.passed() {
+                            failures.push(format!("{what}: output {i}: {c:?}"));
+                        }
+                    }
+                }
+                Err(e) => failures.push(format!("{what}: run: {e}")),
+            }
+            failures.extend(check_shares(&session, &mesh, &presets, &what));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    failures
+}
+
+/// The per-device argument bytes XLA compiled against the manifest's shardings, and
+/// the strategy's splits (see the module comment).
+fn check_shares(
+    session: &tpuc_runtime::Session,
+    mesh: &Mesh,
+    presets: &[ShardPreset],
+    what: &str,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    let manifest = session.manifest();
+    let mut want = 0i64;
+    for a in &manifest.arguments {
+        let sharding = a
+            .sharding
+            .as_ref()
+            .expect("a partitioned artifact shards all");
+        let shard = sharding.shard_shape(mesh, &a.shape).unwrap();
+        want += shard.iter().product::<i64>() * a.dtype.size_in_bytes() as i64;
+    }
+    match session.compiled_memory_stats() {
+        Ok(stats) if stats.argument_size_in_bytes == want => {}
+        Ok(stats) => failures.push(format!(
+            "{what}: XLA's per-device arguments are {} B, the manifest's shares {want} B",
+            stats.argument_size_in_bytes
+        )),
+        Err(e) => failures.push(format!("{what}: compiled memory stats: {e}")),
+    }
+    let split_on = |axis: &str, keep: &dyn Fn(&tpuc_runtime::manifest::Argument) -> bool| {
+        manifest
+            .arguments
+            .iter()
+            .filter(|a| keep(a))
+            .filter(|a| {
+                a.sharding
+                    .as_ref()
+                    .is_some_and(|s| s.dims.iter().flatten().any(|x| x == axis))
+            })
+            .map(|a| a.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let params = |a: &tpuc_runtime::manifest::Argument| a.kind == ArgumentKind::Parameter;
+    if presets.contains(&ShardPreset::DataParallel) {
+        let inputs = |a: &tpuc_runtime::manifest::Argument| a.kind == ArgumentKind::UserInput;
+        if split_on("dp", &inputs).is_empty() {
+            failures.push(format!("{what}: no input split on dp"));
+        }
+    }
+    if presets.contains(&ShardPreset::Megatron) {
+        // The vocabulary (the embedding table, or the LM head it is tied to) and the
+        // attention and MLP projections.
+        let split = split_on("tp", &params);
+        let vocabulary =
+            |n: &&String| n.contains("embed") || n.contains("wte") || n.contains("lm_head");
+        let projections = split.iter().filter(|n| !vocabulary(n)).count();
+        if !split.iter().any(|n| vocabulary(&n)) || projections < 2 {
+            failures.push(format!(
+                "{what}: megatron split too little on tp: {split:?}"
+            ));
+        }
+    }
+    if presets.contains(&ShardPreset::Fsdp) && split_on("fsdp", &params).is_empty() {
+        failures.push(format!("{what}: no parameter split on fsdp"));
+    }
+    failures
+}
+
+#[test]
+fn coverage_decoders_match_pytorch_sharded_in_shardy_form() {
+    let failures = check_format(ShardingFormat::Shardy);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn coverage_decoders_match_pytorch_sharded_in_gspmd_form() {
+    let failures = check_format(ShardingFormat::Gspmd);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
