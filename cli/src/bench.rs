@@ -236,7 +236,19 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         args.warmup
     );
 
-    if args.resident {
+    if args.resident && session.manifest().partitioning.is_some() {
+        let uploaded = session.upload_sharded(&inputs).map_err(|e| e.to_string())?;
+        let s = measure(args.warmup, args.iterations, || {
+            session
+                .run_sharded(&uploaded)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })?;
+        print_summary(
+            "resident: inputs split on the mesh's devices, output shards left there (Session::run_sharded)",
+            &s,
+        );
+    } else if args.resident {
         let buffers = inputs
             .iter()
             .map(|t| client.buffer_from_host(t, 0).map_err(|e| e.to_string()))

@@ -79,11 +79,15 @@ pub fn inspect(artifact: &Path, plugin: Option<&Path>) -> Result<ExitCode, Strin
     outln!("per device: weights {weights} B, inputs {inputs} B (arguments tied to one weight count once each)");
     let (client, _) = crate::load::open_client(plugin, &[], mesh.num_devices())?;
     let session = crate::load::load_session(artifact, &client, true)?;
-    match session.compiled_opcode_counts() {
-        Ok(counts) => {
+    match session.compiled_opcode_stats() {
+        Ok(stats) => {
             let found: Vec<String> = COLLECTIVES
                 .iter()
-                .filter_map(|c| counts.get(*c).map(|n| format!("{c} x{n}")))
+                .filter_map(|c| {
+                    stats
+                        .get(*c)
+                        .map(|s| format!("{c} x{} ({} B per call)", s.count, s.result_bytes))
+                })
                 .collect();
             outln!(
                 "collectives in XLA's partitioned program (each device): {}",

@@ -1147,9 +1147,24 @@ fn inspect_sharding_shows_shards_and_collectives() {
         "mesh: tp=2 (2 devices",
         "p_inner_model_layers_0_self_attn_o_proj_weight f32[32, 32] [-, tp] per device f32[32, 16] (2048 B)",
         "f32[2, 8, 128] [-, -, tp] per device f32[2, 8, 64]",
-        "collectives in XLA's partitioned program (each device): all-reduce x5",
+        // Five all-reduces of one [2, 8, 32] f32 activation each (2048 B).
+        "collectives in XLA's partitioned program (each device): all-reduce x5 (10240 B per call)",
     ] {
         assert!(out.contains(wanted), "{wanted}\n{out}");
+    }
+    // `tpuc bench` runs it on its mesh, inputs split once per device.
+    let (ok, out_bench, err) = tpuc(&[
+        "bench",
+        art.to_str().unwrap(),
+        "--iterations",
+        "5",
+        "--warmup",
+        "1",
+        "--no-cache",
+    ]);
+    assert!(ok, "{err}");
+    for wanted in ["(Session::run_sharded)", "(Session::run)", "throughput"] {
+        assert!(out_bench.contains(wanted), "{wanted}\n{out_bench}");
     }
     // XLA's per-device argument bytes are the rows' per-device bytes, summed.
     let rows = out

@@ -42,5 +42,6 @@ pub use pjrt::{
 };
 pub use session::{
     CacheMode, CompileSource, LoadEvent, LoadOptions, LoadReport, ProgressFn, Session,
+    ShardedBuffers,
 };
 pub use tensor::HostTensor;

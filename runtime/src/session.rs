@@ -253,6 +253,28 @@ enum Slot {
     User(usize),
 }
 
+/// Tensors of a partitioned session, each as one buffer per mesh position (in the
+/// order of the mesh's positions): user inputs from [`Session::upload_sharded`], outputs
+/// from [`Session::run_sharded`].
+pub struct ShardedBuffers {
+    tensors: Vec<Vec<Buffer>>,
+}
+
+impl ShardedBuffers {
+    /// Tensor `i`'s shards, one per mesh position.
+    pub fn shards(&self, i: usize) -> Option<&[Buffer]> {
+        self.tensors.get(i).map(Vec::as_slice)
+    }
+
+    pub fn len(&self) -> usize {
+        self.tensors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tensors.is_empty()
+    }
+}
+
 /// A loaded artifact, ready to run. `Send + Sync`: runs may be issued from several
 /// threads (weights are never donated, so concurrent runs share them safely).
 pub struct Session {
@@ -522,13 +544,25 @@ impl Session {
     /// HLO; for a partitioned artifact one partition's program, collectives included:
     /// `all-reduce`, `all-gather`, `reduce-scatter`, `all-to-all`, `collective-permute`).
     pub fn compiled_opcode_counts(&self) -> Result<std::collections::BTreeMap<String, usize>> {
+        Ok(self
+            .compiled_opcode_stats()?
+            .into_iter()
+            .map(|(k, v)| (k, v.count))
+            .collect())
+    }
+
+    /// [`Session::compiled_opcode_counts`] with the bytes of each opcode's results
+    /// summed (for a collective, what one call of the program moves through it).
+    pub fn compiled_opcode_stats(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, crate::hlo::OpcodeStats>> {
         let (format, code) = self.executable.optimized_program()?;
         let module = crate::hlo::module_of(&format, &code).ok_or_else(|| {
             RuntimeError::InvalidArgument(format!(
                 "the plugin's optimized program is in format `{format}`, not hlo or hlo_with_config"
             ))
         })?;
-        crate::hlo::opcode_counts(module).ok_or_else(|| {
+        crate::hlo::opcode_stats(module).ok_or_else(|| {
             RuntimeError::InvalidArgument("the optimized program is not an HloModuleProto".into())
         })
     }
@@ -645,11 +679,30 @@ impl Session {
     /// each shard uploaded to its device, one execution over the mesh, and each output
     /// assembled from the devices' shards.
     fn run_partitioned(&self, inputs: &[HostTensor]) -> Result<Vec<HostTensor>> {
-        let Some(p) = &self.manifest.partitioning else {
-            return Err(RuntimeError::InvalidArgument("not partitioned".into()));
-        };
-        let mesh = &p.mesh;
-        // uploaded[input][position]
+        let uploaded = self.upload_sharded(inputs)?;
+        let outputs = self.run_sharded(&uploaded)?;
+        self.assemble(&outputs)
+    }
+
+    fn mesh(&self) -> Result<&crate::sharding::Mesh> {
+        self.manifest
+            .partitioning
+            .as_ref()
+            .map(|p| &p.mesh)
+            .ok_or_else(|| {
+                RuntimeError::InvalidArgument(
+                    "the artifact is not partitioned: use Session::run or Session::run_buffers"
+                        .into(),
+                )
+            })
+    }
+
+    /// For a partitioned artifact: the user inputs (in manifest order) split by their
+    /// shardings, each shard uploaded to its mesh position's device, for
+    /// [`Session::run_sharded`].
+    pub fn upload_sharded(&self, inputs: &[HostTensor]) -> Result<ShardedBuffers> {
+        let mesh = self.mesh()?;
+        self.check_count(inputs.len())?;
         let mut uploaded: Vec<Vec<Buffer>> = Vec::with_capacity(inputs.len());
         for (i, t) in inputs.iter().enumerate() {
             self.check_host_input(i, t)?;
@@ -674,59 +727,117 @@ impl Session {
                     .collect::<Result<Vec<_>>>()?,
             );
         }
+        Ok(ShardedBuffers { tensors: uploaded })
+    }
+
+    /// For a partitioned artifact: one execution over the mesh on inputs from
+    /// [`Session::upload_sharded`]; the outputs' shards stay on their devices
+    /// ([`Session::assemble`] brings them back whole).
+    pub fn run_sharded(&self, inputs: &ShardedBuffers) -> Result<ShardedBuffers> {
+        let mesh = self.mesh()?;
+        self.check_count(inputs.tensors.len())?;
+        for (i, shards) in inputs.tensors.iter().enumerate() {
+            let arg = &self.manifest.arguments[self.user_inputs[i]];
+            let mismatch = |message: String| RuntimeError::InputMismatch {
+                index: i,
+                name: arg.name.clone(),
+                message,
+            };
+            let sharding = arg
+                .sharding
+                .clone()
+                .unwrap_or_else(|| TensorSharding::replicated(arg.shape.len()));
+            let want = sharding
+                .shard_shape(mesh, &arg.shape)
+                .map_err(|e| mismatch(e.to_string()))?;
+            if shards.len() != self.positions.len() {
+                return Err(mismatch(format!(
+                    "{} shards for a mesh of {} devices",
+                    shards.len(),
+                    self.positions.len()
+                )));
+            }
+            for b in shards {
+                if !b.belongs_to(&self.client) || b.shape() != want.as_slice() {
+                    return Err(mismatch(format!(
+                        "a shard of shape {:?} (want {want:?} on this session's client): upload with this session's upload_sharded",
+                        b.shape()
+                    )));
+                }
+            }
+        }
         let lists: Vec<Vec<&Buffer>> = (0..self.positions.len())
             .map(|pos| {
                 self.slots
                     .iter()
                     .map(|s| match *s {
                         Slot::Weight(w) => &self.weights[w][pos],
-                        Slot::User(u) => &uploaded[u][pos],
+                        Slot::User(u) => &inputs.tensors[u][pos],
                     })
                     .collect()
             })
             .collect();
         let refs: Vec<&[&Buffer]> = lists.iter().map(|l| l.as_slice()).collect();
         let per_device = self.executable.execute_sharded(&refs)?;
-        let mut outputs = Vec::with_capacity(self.manifest.outputs.len());
+        // per_device[position][output] -> tensors[output][position]
+        let mut tensors: Vec<Vec<Buffer>> = (0..self.manifest.outputs.len())
+            .map(|_| Vec::with_capacity(per_device.len()))
+            .collect();
+        for outputs in per_device {
+            for (i, b) in outputs.into_iter().enumerate() {
+                if let Some(t) = tensors.get_mut(i) {
+                    t.push(b);
+                }
+            }
+        }
+        Ok(ShardedBuffers { tensors })
+    }
+
+    /// For a partitioned artifact: the outputs of [`Session::run_sharded`] downloaded
+    /// and assembled from their shards.
+    pub fn assemble(&self, outputs: &ShardedBuffers) -> Result<Vec<HostTensor>> {
+        let mesh = self.mesh()?;
+        let mut whole_outputs = Vec::with_capacity(self.manifest.outputs.len());
         for (i, spec) in self.manifest.outputs.iter().enumerate() {
-            let shards = per_device
+            let mismatch = |message: String| RuntimeError::OutputMismatch {
+                index: i,
+                name: spec.name.clone(),
+                message,
+            };
+            let shards = outputs
+                .tensors
+                .get(i)
+                .ok_or_else(|| mismatch("the program returned fewer outputs".into()))?
                 .iter()
-                .map(|o| o[i].to_host())
+                .map(Buffer::to_host)
                 .collect::<Result<Vec<_>>>()?;
             let sharding = spec
                 .sharding
                 .clone()
                 .unwrap_or_else(|| TensorSharding::replicated(spec.shape.len()));
-            let whole = sharding.assemble(mesh, &spec.shape, &shards).map_err(|e| {
-                RuntimeError::OutputMismatch {
-                    index: i,
-                    name: spec.name.clone(),
-                    message: e.to_string(),
-                }
-            })?;
+            let whole = sharding
+                .assemble(mesh, &spec.shape, &shards)
+                .map_err(|e| mismatch(e.to_string()))?;
             if whole.dtype != spec.dtype {
-                return Err(RuntimeError::OutputMismatch {
-                    index: i,
-                    name: spec.name.clone(),
-                    message: format!(
-                        "the program returned {}, the manifest says {}",
-                        describe(whole.dtype, &whole.shape),
-                        describe(spec.dtype, &spec.shape)
-                    ),
-                });
+                return Err(mismatch(format!(
+                    "the program returned {}, the manifest says {}",
+                    describe(whole.dtype, &whole.shape),
+                    describe(spec.dtype, &spec.shape)
+                )));
             }
-            outputs.push(whole);
+            whole_outputs.push(whole);
         }
-        Ok(outputs)
+        Ok(whole_outputs)
     }
 
     /// Runs the program on inputs already on the session's device; outputs stay there.
-    /// A partitioned session takes host tensors only ([`Session::run`]) for now.
+    /// A partitioned session takes its inputs per device instead
+    /// ([`Session::upload_sharded`], [`Session::run_sharded`]).
     pub fn run_buffers(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>> {
         self.check_count(inputs.len())?;
         if let Some(p) = &self.manifest.partitioning {
             return Err(RuntimeError::InvalidArgument(format!(
-                "the artifact is partitioned over the mesh {} ({} devices): run it with host tensors (Session::run), which splits them per device",
+                "the artifact is partitioned over the mesh {} ({} devices): run it with host tensors (Session::run), or with inputs split per device (Session::upload_sharded, Session::run_sharded)",
                 p.mesh,
                 p.mesh.num_devices()
             )));

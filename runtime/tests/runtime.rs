@@ -583,6 +583,26 @@ fn partitioned_sessions_run_on_their_mesh() {
         let y = session.run(&[HostTensor::from_f32(&[4, 6], &x)]).unwrap();
         assert_eq!(f32s(&y[0]), want, "{format:?}");
 
+        // Device-resident: inputs split once, outputs left as shards (y's [2, 4] per
+        // device), assembled on request; twice on the same uploaded inputs.
+        let uploaded = session
+            .upload_sharded(&[HostTensor::from_f32(&[4, 6], &x)])
+            .unwrap();
+        assert_eq!(uploaded.shards(0).unwrap().len(), 4);
+        assert_eq!(uploaded.shards(0).unwrap()[0].shape(), &[2, 6]);
+        for _ in 0..2 {
+            let out = session.run_sharded(&uploaded).unwrap();
+            assert_eq!(out.len(), 1);
+            assert!(out.shards(0).unwrap().iter().all(|b| b.shape() == [2, 4]));
+            assert_eq!(f32s(&session.assemble(&out).unwrap()[0]), want);
+        }
+        // The single-device entry point names the partitioned one.
+        let one = client
+            .buffer_from_host(&HostTensor::from_f32(&[4, 6], &x), 0)
+            .unwrap();
+        let err = session.run_buffers(&[&one]).err().unwrap().to_string();
+        assert!(err.contains("Session::upload_sharded"), "{err}");
+
         // Too few devices: the mesh and the device counts named.
         let err = Session::load_with(&dir, small, &options).unwrap_err();
         assert!(
