@@ -63,7 +63,8 @@
 
 // Megatron (tpuc.megatron): weights decided at their first use. The first Linear
 // sees whole features: column-parallel (W1 [16, 8] split on its outputs); the second
-// sees them split: row-parallel (W2 split on its inputs; XLA sums), its output whole;
+// sees them split: row-parallel (W2 split on its inputs; XLA sums; W2 reaches its dot
+// through a transpose, as at -O0, and is split as the weight itself), its output whole;
 // the third sees whole features again: column-parallel, output split; the input x,
 // not a weight, stays whole.
 // MEGATRON: arg_attrs = [{mhlo.sharding = "{devices=[2,1]0,1}", tpuc.sharding = "[tp, -]"}, {mhlo.sharding = "{devices=[1,2]0,1}", tpuc.sharding = "[-, tp]"}, {mhlo.sharding = "{devices=[2,1]0,1}", tpuc.sharding = "[tp, -]"}, {mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -]"}]

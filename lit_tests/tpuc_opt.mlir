@@ -22,7 +22,7 @@
 // STDIN: "stablehlo.select"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-dce, stablehlo-cse, stablehlo-propagate-sharding, verify-stablehlo
+// UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-dce, stablehlo-cse, stablehlo-propagate-sharding, verify-stablehlo
 
 // LIST: aten-outline-composites
 // LIST-NEXT: lower-aten-to-stablehlo
@@ -33,6 +33,7 @@
 // LIST-NEXT: stablehlo-simplify
 // LIST-NEXT: stablehlo-fold-transpose
 // LIST-NEXT: stablehlo-outline-composites
+// LIST-NEXT: stablehlo-fold-batch-reshape
 // LIST-NEXT: stablehlo-dce
 // LIST-NEXT: stablehlo-cse
 // LIST-NEXT: stablehlo-propagate-sharding

@@ -3,7 +3,8 @@
   ^bb0(%w1: tensor<16x8xf32>, %w2: tensor<8x16xf32>, %w3: tensor<6x8xf32>, %x: tensor<4x8xf32>):
     %0 = "stablehlo.dot_general"(%x, %w1) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
     %1 = "stablehlo.tanh"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
-    %2 = "stablehlo.dot_general"(%1, %w2) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+    %t = "stablehlo.transpose"(%w2) {permutation = array<i64: 1, 0>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+    %2 = "stablehlo.dot_general"(%1, %t) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
     %3 = "stablehlo.dot_general"(%2, %w3) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
     "func.return"(%2, %3) : (tensor<4x8xf32>, tensor<4x6xf32>) -> ()
   }) : () -> ()

@@ -8,6 +8,7 @@
 pub mod composites;
 pub mod cse;
 pub mod dce;
+pub mod fold_batch_reshape;
 pub mod fold_constants;
 pub mod fold_transpose;
 mod ir;
@@ -96,6 +97,7 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
         Box::new(simplify::StablehloSimplify),
         Box::new(fold_transpose::FoldTranspose),
         Box::new(composites::OutlineComposites),
+        Box::new(fold_batch_reshape::FoldBatchReshape),
         Box::new(dce::StablehloDce),
         Box::new(cse::StablehloCse),
         Box::new(propagate_sharding::PropagateSharding),
@@ -133,6 +135,7 @@ pub fn pipeline_for(
         // On the cleaned-up program, so that patterns see one op per computation; the
         // constants the composites copied are then dead.
         passes.push(Box::new(composites::OutlineComposites));
+        passes.push(Box::new(fold_batch_reshape::FoldBatchReshape));
         passes.push(Box::new(dce::StablehloDce));
     }
     passes.push(Box::new(verify_stablehlo::VerifyStablehlo));

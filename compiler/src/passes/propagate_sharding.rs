@@ -567,6 +567,13 @@ fn gather_sharding(
     Some(fit(mesh, &out_shape, out))
 }
 
+/// An undecided Megatron weight as one value of the program sees it: the argument,
+/// and for each of the value's dimensions the argument dimension it is.
+struct WeightView {
+    arg: usize,
+    dims: Vec<usize>,
+}
+
 /// Megatron's choice for an undecided weight at its first use `op`: as the weight of
 /// a Linear (`dot_general` against an activation, contracting one weight dimension),
 /// column-parallel (its other dimension split on `axis`) when the activation's
@@ -580,7 +587,7 @@ fn megatron_weights(
     axis: &str,
     op: MlirOperation,
     known: &FxHashMap<usize, TensorSharding>,
-    undecided: &FxHashMap<usize, usize>,
+    undecided: &FxHashMap<usize, WeightView>,
 ) -> Vec<(usize, TensorSharding)> {
     let operands = ir::operands(op);
     let is_undecided = |v: MlirValue| undecided.contains_key(&(v.ptr as usize));
@@ -614,7 +621,7 @@ fn megatron_weight(
     axis: &str,
     op: MlirOperation,
     known: &FxHashMap<usize, TensorSharding>,
-    undecided: &FxHashMap<usize, usize>,
+    undecided: &FxHashMap<usize, WeightView>,
 ) -> Option<(usize, TensorSharding)> {
     use tpuc_dialects::stablehlo::attr_list_field;
     let operands = ir::operands(op);
@@ -727,7 +734,7 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
     // Megatron (`tpuc.megatron = "tp"` on the module): weights marked `tpuc.weight`
     // are decided at their first use, in program order (see `megatron_weight`).
     let megatron = ir::attribute(module_op, "tpuc.megatron").and_then(ir::string_value);
-    let mut undecided: FxHashMap<usize, usize> = FxHashMap::default();
+    let mut undecided: FxHashMap<usize, WeightView> = FxHashMap::default();
     if megatron.is_some() {
         for (i, &a) in args.iter().enumerate() {
             let entry = |key: &str| {
@@ -737,7 +744,14 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
                     .is_some()
             };
             if entry("tpuc.weight") && !entry("tpuc.sharding") {
-                undecided.insert(a.ptr as usize, i);
+                let rank = shape(a).len();
+                undecided.insert(
+                    a.ptr as usize,
+                    WeightView {
+                        arg: i,
+                        dims: (0..rank).collect(),
+                    },
+                );
             }
         }
     }
@@ -748,10 +762,37 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
             continue;
         }
         if let Some(axis) = &megatron {
+            // A transpose or convert of an undecided weight is the same weight seen
+            // another way (at -O0 and -O1 a Linear's weight reaches its dot through a
+            // transpose): decided where that view is first used.
+            let operands = ir::operands(op);
+            let view = match ir::op_name(op) {
+                "stablehlo.transpose" | "stablehlo.convert" => operands
+                    .first()
+                    .and_then(|v| undecided.get(&(v.ptr as usize))),
+                _ => None,
+            };
+            if let Some(parent) = view {
+                let dims = match ir::i64_array(op, "permutation") {
+                    Some(perm) => perm.iter().map(|&p| parent.dims[p as usize]).collect(),
+                    None => parent.dims.clone(),
+                };
+                let arg = parent.arg;
+                undecided.insert(ir::result(op, 0).ptr as usize, WeightView { arg, dims });
+            }
             for (w, s) in megatron_weights(&mesh, axis, op, &known, &undecided) {
-                let i = undecided.remove(&w).unwrap_or_default();
-                known.insert(w, s.clone());
-                arg_shardings[i] = s;
+                let Some(view) = undecided.get(&w) else {
+                    continue;
+                };
+                let arg = view.arg;
+                let mut whole = TensorSharding::replicated(shape(args[arg]).len());
+                for (d, axes) in view.dims.iter().zip(&s.dims) {
+                    whole.dims[*d] = axes.clone();
+                }
+                undecided.retain(|_, v| v.arg != arg);
+                known.insert(w, s);
+                known.insert(args[arg].ptr as usize, whole.clone());
+                arg_shardings[arg] = whole;
             }
         }
         for (r, s) in ir::results(op)
