@@ -6,7 +6,8 @@
 #                the op suite at the host's ISA and capped at AVX2, lit + FileCheck,
 #                then fmt and clippy
 #   make lint    cargo fmt --check and clippy -D warnings (also of the runtime-only build)
-#   make setup   only the installs (LLVM/MLIR 22 from Debian, the CPU PJRT plugin)
+#   make setup   only the installs (LLVM/MLIR 22 from Debian, the CPU PJRT plugin, libtpu
+#                for TPU compiles without a TPU)
 #   make runtime-only   the runtime-only tpuc (run, devices, bench; no MLIR/LLVM inside),
 #                built in release into target/runtime-only/release/tpuc
 #   make fuzz    coverage-guided fuzzing (libFuzzer, stable Rust) of the .pt2 reader, the
@@ -33,6 +34,7 @@ BENCH_VENV := $(REPO)/.deps/bench-venv
 setup:
 	@bash scripts/setup_system.sh
 	@bash scripts/setup_pjrt_cpu.sh
+	@bash scripts/setup_libtpu.sh
 
 build: setup
 	$(CARGO) build -p tpuc-cli
@@ -59,6 +61,8 @@ lit: build
 	$(LIT) -sv lit_tests --param tpuc_bin_dir=$(REPO)/target/debug
 
 test: unit-test op-suite-avx2 lit lint
+	@test -f .deps/libtpu/libtpu.so || test -n "$$TPUC_LIBTPU" || \
+		echo "NOTE: no libtpu in .deps/libtpu (scripts/setup_libtpu.sh): the TPU compile tests printed SKIPPED"
 
 lint: setup lint-runtime-only
 	$(CARGO) fmt --all --check

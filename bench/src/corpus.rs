@@ -409,7 +409,99 @@ pub fn run(opts: &CorpusOptions) -> Result<String, BoxError> {
     // 3. Scaling.
     let scaling = scaling_rows(opts)?;
 
-    Ok(report(opts, &models, &compiled, &peer, &by_name, &scaling))
+    let mut md = report(opts, &models, &compiled, &peer, &by_name, &scaling);
+    // 4. TPU compiles (libtpu, no TPU).
+    md.push_str(&tpu_section(opts.tpuc, opts.work_dir, &models)?);
+    Ok(md)
+}
+
+/// The `## TPU compiles` section: every transformer of the corpus compiled by libtpu for
+/// `v5e:1x1` at -O2 and at -O0 (`tpuc compile --topology`, one process each); the TPU
+/// compile's wall time and XLA's per-device peak memory, FLOPs and bytes accessed.
+/// Without libtpu the section says so.
+pub fn tpu_section_for_corpus(
+    tpuc: &Path,
+    work_dir: &Path,
+    only: &[String],
+) -> Result<String, BoxError> {
+    tpu_section(tpuc, work_dir, &corpus(only)?)
+}
+
+fn tpu_section(tpuc: &Path, work_dir: &Path, models: &[Model]) -> Result<String, BoxError> {
+    const TOPOLOGY: &str = "v5e:1x1";
+    let mut md = String::from("\n## TPU compiles\n\n");
+    if tpuc_runtime::discover::find_libtpu(None).is_err() {
+        md.push_str("No libtpu found (`make setup` installs it): section skipped.\n");
+        return Ok(md);
+    }
+    md.push_str(&format!(
+        "Each transformer of the corpus compiled by libtpu 0.0.52 for `{TOPOLOGY}` with no TPU \
+         (`tpuc compile core.pt2 --topology {TOPOLOGY}`, `-O2` and `-O0`): the wall time of the \
+         TPU compile alone (as `tpuc` records it), and XLA's figures for one device: peak \
+         memory, FLOPs and bytes accessed. Ratios are -O2 over -O0.\n\n"
+    ));
+    md.push_str("| model | TPU compile -O2 | -O0 | peak -O2 | -O0 | MFLOP -O2 | -O0 | bytes accessed -O2/-O0 |\n");
+    md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    let dir = work_dir.join("tpu");
+    std::fs::create_dir_all(&dir)?;
+    let mut ratios = Vec::new();
+    for m in models.iter().filter(|m| is_transformer(m)) {
+        let mut reports = Vec::new();
+        for level in ["-O2", "-O0"] {
+            let out = dir.join(format!(
+                "{}{level}.tpuc",
+                m.name.replace([' ', '(', ')'], "_")
+            ));
+            let model = m.dir.join("core.pt2");
+            let args = [
+                "compile",
+                model.to_str().unwrap_or_default(),
+                "-o",
+                out.to_str().unwrap_or_default(),
+                level,
+                "--topology",
+                TOPOLOGY,
+            ];
+            let o = Command::new(tpuc).args(args).output()?;
+            if !o.status.success() {
+                reports.push(None);
+                eprintln!(
+                    "tpuc-bench: {} {level}: {}",
+                    m.name,
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                continue;
+            }
+            let manifest = tpuc_runtime::session::read_manifest(&out)?;
+            reports.push(manifest.tpu_executables.first().map(|e| e.report.clone()));
+        }
+        let (Some(Some(a)), Some(Some(b))) = (reports.first(), reports.get(1)) else {
+            md.push_str(&format!("| {} | failed | | | | | | |\n", m.name));
+            continue;
+        };
+        let mib = |x: i64| format!("{:.2} MiB", x as f64 / (1u64 << 20) as f64);
+        let ratio = a.bytes_accessed / b.bytes_accessed.max(1.0);
+        ratios.push(ratio);
+        md.push_str(&format!(
+            "| {} | {:.2} s | {:.2} s | {} | {} | {:.2} | {:.2} | {:.3} |\n",
+            m.name,
+            a.compile_seconds,
+            b.compile_seconds,
+            mib(a.peak_bytes),
+            mib(b.peak_bytes),
+            a.flops / 1e6,
+            b.flops / 1e6,
+            ratio
+        ));
+    }
+    if !ratios.is_empty() {
+        md.push_str(&format!(
+            "\nGeometric mean of bytes accessed, -O2 over -O0: {:.3} ({} models).\n",
+            geomean(&ratios),
+            ratios.len()
+        ));
+    }
+    Ok(md)
 }
 
 struct ScalingRow {

@@ -84,6 +84,10 @@ struct Args {
     /// Only these corpus models (comma-separated; default all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Only the TPU compile table of the corpus's transformers (needs --tpuc and libtpu;
+    /// no peer, no runtime rows): printed as Markdown.
+    #[arg(long)]
+    tpu_only: bool,
 }
 
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
@@ -922,6 +926,12 @@ fn run(args: &Args) -> Result<(), BoxError> {
     }
     let started = Instant::now();
     std::fs::create_dir_all(&args.work_dir)?;
+    if args.tpu_only {
+        let tpuc = args.tpuc.as_deref().ok_or("--tpu-only needs --tpuc")?;
+        let md = corpus::tpu_section_for_corpus(tpuc, &args.work_dir, &args.only)?;
+        println!("{md}");
+        return Ok(());
+    }
     let corpus_md = match (&args.tpuc, &args.python) {
         (Some(tpuc), Some(python)) => Some(corpus::run(&corpus::CorpusOptions {
             tpuc,

@@ -64,6 +64,16 @@ pub struct CompileArgs {
     /// gspmd (mhlo.sharding strings).
     #[arg(long, default_value = "shardy", value_parser = ["shardy", "gspmd"])]
     sharding_format: String,
+    /// Also compile the program for these TPU slices with libtpu, no TPU needed
+    /// (comma-separated: `v5e:2x2`, `v6e:1x1`; `tpuc devices --topologies` lists the
+    /// forms): the artifact gains each serialized TPU executable and XLA's per-chip
+    /// memory and cost figures (`tpuc report`).
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    topology: Vec<String>,
+    /// libtpu to compile with (default: $TPUC_LIBTPU, then .deps/libtpu/libtpu.so from
+    /// `make setup`, then pip's libtpu).
+    #[arg(long, value_name = "PATH")]
+    libtpu: Option<PathBuf>,
 }
 
 /// The mesh, strategies and format of `tpuc compile`'s sharding flags.
@@ -107,6 +117,37 @@ fn sharding_request(args: &CompileArgs) -> Result<Option<tpuc_compiler::Sharding
     }))
 }
 
+/// `--topology`: the TPU compile run on the artifact before it is moved into place.
+fn tpu_step(args: &CompileArgs) -> Result<Option<tpuc_compiler::FinishFn>, String> {
+    if args.topology.is_empty() {
+        if args.libtpu.is_some() {
+            return Err(
+                "--libtpu is used with --topology (for example `--topology v5e:2x2`)".into(),
+            );
+        }
+        return Ok(None);
+    }
+    if args.emit != "artifact" {
+        return Err(format!(
+            "--topology compiles an artifact's program; it cannot be used with --emit {}",
+            args.emit
+        ));
+    }
+    if args.target != "tpu" {
+        return Err(format!(
+            "--topology is for --target tpu, not `{}`",
+            args.target
+        ));
+    }
+    let topologies = args.topology.clone();
+    let libtpu = args.libtpu.clone();
+    Ok(Some(std::sync::Arc::new(
+        move |dir: &Path, manifest: &mut tpuc_runtime::manifest::Manifest| {
+            tpuc_cli::tpu::compile_for_topologies(dir, manifest, &topologies, libtpu.as_deref())
+        },
+    )))
+}
+
 pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
     let (model, output) = (args.model.as_path(), args.output.as_path());
     let known: Vec<String> = tpuc_compiler::passes::registry()
@@ -142,6 +183,7 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
         on_ir: Some(std::sync::Arc::new(|pass: &str, ir: &str| {
             errln!("// ----- IR after {pass} -----\n{ir}");
         })),
+        finish: tpu_step(args)?,
         ..CompileOptions::default()
     };
     let timings = match args.emit.as_str() {

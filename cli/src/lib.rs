@@ -4,4 +4,6 @@
 
 #[cfg(feature = "compiler")]
 pub mod coverage;
+#[macro_use]
 pub mod output;
+pub mod tpu;

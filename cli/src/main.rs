@@ -14,6 +14,7 @@ mod devices;
 #[cfg(feature = "compiler")]
 mod inspect_sharding;
 mod load;
+mod report;
 mod run_cmd;
 
 use std::path::PathBuf;
@@ -36,7 +37,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 ExportedProgram JSON) to StableHLO, packaged with their weights as an artifact that the tpuc \
 runtime executes on any PJRT plugin (CPU, CUDA, TPU, Neuron).\n\n\
 Typical use:\n  tpuc inspect model.pt2\n  tpuc compile model.pt2 -o model.tpuc\n  \
-tpuc run model.tpuc --input x.npy --expect y.npy\n  tpuc devices\n  tpuc bench model.tpuc"
+tpuc run model.tpuc --input x.npy --expect y.npy\n  tpuc devices\n  tpuc bench model.tpuc\n  \
+tpuc compile model.pt2 -o model.tpuc --topology v5e:2x2 && tpuc report model.tpuc"
 )]
 struct Cli {
     /// Show the PJRT plugin's own log lines (hidden by default; an explicit
@@ -99,6 +101,23 @@ enum Command {
         /// A plugin (.so) to list first.
         #[arg(long)]
         plugin: Option<PathBuf>,
+        /// Instead, the TPU topology names `tpuc compile --topology` takes, each
+        /// checked against libtpu (chips per slice).
+        #[arg(long)]
+        topologies: bool,
+        /// libtpu for --topologies (default: as `tpuc compile --topology`).
+        #[arg(long, value_name = "PATH")]
+        libtpu: Option<PathBuf>,
+    },
+    /// Print what an artifact's TPU executables need per chip: argument, output,
+    /// temporary and peak memory, generated code, FLOPs, transcendentals and bytes
+    /// accessed, and whether the model fits the chip's HBM (from `tpuc compile
+    /// --topology`; no TPU or libtpu needed).
+    Report {
+        artifact: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Measure an artifact: load time, per-call latency percentiles and throughput.
     ///
@@ -144,7 +163,7 @@ fn main() -> ExitCode {
             if COMPILER_COMMANDS.contains(&sub.as_str()) {
                 errln!(
                     "error: `tpuc {sub}` needs the compiler, and this tpuc is the runtime-only build \
-                     (run, devices, bench); use a tpuc built with the default `compiler` feature"
+                     (run, devices, bench, report); use a tpuc built with the default `compiler` feature"
                 );
                 return ExitCode::from(2);
             }
@@ -190,7 +209,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         #[cfg(feature = "compiler")]
         Command::Inspect { model, .. } => compiler_cmds::inspect(&model),
         Command::Run(args) => run_cmd::run_artifact(&args),
-        Command::Devices { plugin } => devices::devices(plugin.as_deref()),
+        Command::Devices {
+            topologies: true,
+            libtpu,
+            ..
+        } => devices::topologies(libtpu.as_deref()),
+        Command::Devices { plugin, .. } => devices::devices(plugin.as_deref()),
+        Command::Report { artifact, json } => report::report(&artifact, json),
         Command::Bench {
             artifact,
             inputs,

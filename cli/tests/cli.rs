@@ -646,6 +646,7 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
             sharding: Some(rows),
         }],
         partitioning: Some(Partitioning::new(mesh, ShardingFormat::Gspmd)),
+        tpu_executables: Vec::new(),
     };
     std::fs::write(
         art.join("manifest.json"),

@@ -402,7 +402,14 @@ pub fn write(
             arguments,
             outputs,
             partitioning: partitioned.map(|p| p.partitioning),
+            tpu_executables: Vec::new(),
         };
+        // A target's own step (a TPU executable compiled next to the program) adds its
+        // files and manifest entries before anything is moved into place.
+        let mut manifest = manifest;
+        if let Some(finish) = &options.finish {
+            finish(&tmp, &mut manifest).map_err(CompileError::Target)?;
+        }
         let text = serde_json::to_string_pretty(&manifest)
             .map_err(|e| CompileError::Internal(e.to_string()))?
             + "\n";

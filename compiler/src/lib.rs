@@ -69,6 +69,9 @@ pub enum CompileError {
     UnknownTarget(String),
     #[error("sharding: {0}")]
     Sharding(String),
+    /// A target's step after the artifact's files are written (the TPU compile).
+    #[error("{0}")]
+    Target(String),
     #[error("internal compiler error: {0}")]
     Internal(String),
 }
@@ -213,7 +216,17 @@ pub struct CompileOptions {
     pub on_ir: Option<IrFn>,
     /// Partition the program over a device mesh (`tpuc compile --mesh --shard`).
     pub sharding: Option<ShardingRequest>,
+    /// Called with the artifact's temporary directory (program and weights written)
+    /// and its manifest, before the manifest is written and the directory moved into
+    /// place: `tpuc compile --topology` compiles TPU executables here. An error leaves
+    /// no artifact (and any previous one as it was).
+    pub finish: Option<FinishFn>,
 }
+
+/// See [`CompileOptions::finish`].
+pub type FinishFn = std::sync::Arc<
+    dyn Fn(&Path, &mut tpuc_runtime::manifest::Manifest) -> Result<(), String> + Send + Sync,
+>;
 
 /// A device mesh, the strategies that shard the program over it, and the form the
 /// shardings are written in.

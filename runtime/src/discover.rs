@@ -30,6 +30,13 @@ pub const PLUGIN_ENV: &str = "TPUC_PJRT_PLUGIN";
 /// Where the setup script installs the CPU plugin, relative to the repository root.
 pub const CPU_PLUGIN_RELATIVE_PATH: &str = ".deps/pjrt/pjrt_c_api_cpu_plugin.so";
 
+/// Environment variable naming the libtpu that TPU compiles use.
+pub const LIBTPU_ENV: &str = "TPUC_LIBTPU";
+
+/// Where `make setup` (`scripts/setup_libtpu.sh`) installs libtpu, relative to the
+/// repository root.
+pub const LIBTPU_RELATIVE_PATH: &str = ".deps/libtpu/libtpu.so";
+
 /// Plugin files inside a Python `site-packages` directory, in order of preference. A `*`
 /// matches any part of one path component.
 pub const PYTHON_PLUGIN_PATTERNS: &[&str] = &[
@@ -85,17 +92,34 @@ impl SearchRoots {
         }
     }
 
-    /// The project's `.deps` locations (existing or not), in search order.
+    /// The project's `.deps` locations of the CPU plugin (existing or not), in search
+    /// order.
     fn deps_candidates(&self) -> Vec<PathBuf> {
+        self.deps_candidates_of(CPU_PLUGIN_RELATIVE_PATH)
+    }
+
+    /// `relative` under the current directory, then under every ancestor of the
+    /// executable's directory.
+    fn deps_candidates_of(&self, relative: &str) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = Vec::new();
         match &self.cwd {
-            Some(dir) => push_unique(&mut out, dir.join(CPU_PLUGIN_RELATIVE_PATH)),
-            None => push_unique(&mut out, Path::new(".").join(CPU_PLUGIN_RELATIVE_PATH)),
+            Some(dir) => push_unique(&mut out, dir.join(relative)),
+            None => push_unique(&mut out, Path::new(".").join(relative)),
         }
         if let Some(dir) = self.exe.as_ref().and_then(|e| e.parent()) {
             for ancestor in dir.ancestors() {
-                push_unique(&mut out, ancestor.join(CPU_PLUGIN_RELATIVE_PATH));
+                push_unique(&mut out, ancestor.join(relative));
             }
+        }
+        out
+    }
+
+    /// Where libtpu may be: the `.deps` locations, then `libtpu/libtpu.so` in every
+    /// Python environment (existing or not, with `*` wildcards).
+    fn libtpu_candidates(&self) -> Vec<PathBuf> {
+        let mut out = self.deps_candidates_of(LIBTPU_RELATIVE_PATH);
+        for site in self.python_site_patterns() {
+            push_unique(&mut out, site.join("libtpu/libtpu.so"));
         }
         out
     }
@@ -263,6 +287,44 @@ pub fn find_plugin(explicit: Option<&Path>) -> Result<PathBuf> {
         std::env::var_os(PLUGIN_ENV),
         &SearchRoots::from_env(),
     )
+}
+
+/// Finds libtpu for TPU compiles: `explicit` (a `--libtpu` flag), then `TPUC_LIBTPU`,
+/// then `.deps/libtpu/libtpu.so` (relative to the current directory and to the
+/// executable's ancestors), then pip's `libtpu` package in the Python environments
+/// [`find_plugin`] searches.
+pub fn find_libtpu(explicit: Option<&Path>) -> Result<PathBuf> {
+    find_libtpu_in(
+        explicit,
+        std::env::var_os(LIBTPU_ENV),
+        &SearchRoots::from_env(),
+    )
+}
+
+/// [`find_libtpu`] with the environment given explicitly.
+pub fn find_libtpu_in(
+    explicit: Option<&Path>,
+    env: Option<OsString>,
+    roots: &SearchRoots,
+) -> Result<PathBuf> {
+    let given = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| env.filter(|v| !v.is_empty()).map(PathBuf::from));
+    if let Some(p) = given {
+        return match p.is_file() {
+            true => Ok(p),
+            false => Err(RuntimeError::LibtpuNotFound { searched: vec![p] }),
+        };
+    }
+    let candidates = roots.libtpu_candidates();
+    for c in &candidates {
+        if let Some(found) = expand(c).into_iter().find(|p| p.is_file()) {
+            return Ok(found);
+        }
+    }
+    Err(RuntimeError::LibtpuNotFound {
+        searched: candidates,
+    })
 }
 
 /// The implicit candidates (after the explicit path and the environment variable):

@@ -109,6 +109,13 @@ pub enum RuntimeError {
     )]
     PluginNotFound { searched: Vec<PathBuf> },
 
+    /// No libtpu was found by [`crate::discover::find_libtpu`].
+    #[error(
+        "libtpu (the TPU compiler) not found; searched:\n{}\nhint: run `make setup` (scripts/setup_libtpu.sh), `pip install libtpu`, or set TPUC_LIBTPU",
+        .searched.iter().map(|p| format!("  {}", p.display())).collect::<Vec<_>>().join("\n")
+    )]
+    LibtpuNotFound { searched: Vec<PathBuf> },
+
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

@@ -53,6 +53,56 @@ pub struct Manifest {
     /// How the program is partitioned over a device mesh; absent for one device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partitioning: Option<Partitioning>,
+    /// TPU executables compiled ahead of time for named topologies
+    /// (`tpuc compile --topology`), next to the portable program.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tpu_executables: Vec<TpuExecutable>,
+}
+
+/// A TPU executable of the artifact's program, compiled by libtpu for a topology with
+/// no TPU attached, and XLA's figures for it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpuExecutable {
+    /// The topology as named to libtpu (`v5e:2x2`).
+    pub topology: String,
+    /// The libtpu build (`PJRT_TopologyDescription_PlatformVersion`); a TPU VM loads
+    /// the executable only with the same build.
+    pub libtpu_version: String,
+    /// The StableHLO version of the program handed to that libtpu.
+    pub stablehlo_version: String,
+    /// `PJRT_Executable_Serialize`'s bytes.
+    pub executable: FileRef,
+    pub report: TpuReport,
+}
+
+/// XLA's figures for one TPU executable, per device (`tpuc report`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpuReport {
+    /// Chips in the topology (the product of its grid).
+    pub chips: usize,
+    /// PJRT devices in the topology (a chip with several TensorCores exposed
+    /// separately counts each); the figures below are per device.
+    pub devices: usize,
+    /// Devices the program runs on (its partitions; 1 for an unpartitioned program).
+    pub partitions: u32,
+    pub argument_bytes: i64,
+    pub output_bytes: i64,
+    /// Argument memory the outputs reuse.
+    pub alias_bytes: i64,
+    pub temp_bytes: i64,
+    /// XLA's peak memory figure (arguments, outputs and temporaries live at once).
+    pub peak_bytes: i64,
+    pub generated_code_bytes: i64,
+    pub flops: f64,
+    pub transcendentals: f64,
+    pub bytes_accessed: f64,
+    /// One device's share of its chip's high-bandwidth memory, as tpuc assumes it for
+    /// this generation (0: unknown).
+    pub hbm_bytes_per_device: i64,
+    /// Whether `peak_bytes` fits in `hbm_bytes_per_device`.
+    pub fits: bool,
+    /// Wall time of the TPU compile, seconds.
+    pub compile_seconds: f64,
 }
 
 /// How the shardings are written in the program.

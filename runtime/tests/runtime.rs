@@ -573,6 +573,7 @@ fn partitioned_sessions_run_on_their_mesh() {
                 sharding: Some(sy.clone()),
             }],
             partitioning: Some(Partitioning::new(mesh.clone(), format)),
+            tpu_executables: Vec::new(),
         };
         write_manifest(&dir, &manifest);
         let options = LoadOptions {
@@ -999,6 +1000,7 @@ fn write_artifact(dir: &Path) -> Manifest {
             },
         ],
         partitioning: None,
+        tpu_executables: Vec::new(),
     };
     write_manifest(dir, &manifest);
     manifest

@@ -67,6 +67,7 @@ opaque!(
     PJRT_Buffer_MemoryLayout,
     PJRT_SerializedExecutable,
     PJRT_MultiSlice_Config,
+    PJRT_TopologyDescription,
 );
 
 // --------------------------------------- Enums ----------------------------------------
@@ -485,6 +486,96 @@ pub struct PJRT_Executable_OptimizedProgram_Args {
 }
 struct_size!(PJRT_Executable_OptimizedProgram_Args, program: *mut PJRT_Program);
 
+#[repr(C)]
+pub struct PJRT_Executable_SizeOfGeneratedCodeInBytes_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub executable: *mut PJRT_Executable,
+    pub size_in_bytes: i64,
+}
+struct_size!(PJRT_Executable_SizeOfGeneratedCodeInBytes_Args, size_in_bytes: i64);
+
+/// `properties` (owned by the executable) lists `num_properties` values: note the count
+/// comes first.
+#[repr(C)]
+pub struct PJRT_Executable_GetCostAnalysis_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub executable: *mut PJRT_Executable,
+    pub num_properties: usize,
+    pub properties: *const PJRT_NamedValue,
+}
+struct_size!(PJRT_Executable_GetCostAnalysis_Args, properties: *const PJRT_NamedValue);
+
+// ------------------------------ Topologies (deviceless) ------------------------------
+
+#[repr(C)]
+pub struct PJRT_TopologyDescription_Create_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub topology_name: *const c_char,
+    pub topology_name_size: usize,
+    pub create_options: *const PJRT_NamedValue,
+    pub num_options: usize,
+    pub topology: *mut PJRT_TopologyDescription,
+}
+struct_size!(PJRT_TopologyDescription_Create_Args, topology: *mut PJRT_TopologyDescription);
+
+#[repr(C)]
+pub struct PJRT_TopologyDescription_Destroy_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub topology: *mut PJRT_TopologyDescription,
+}
+struct_size!(PJRT_TopologyDescription_Destroy_Args, topology: *mut PJRT_TopologyDescription);
+
+/// For `PlatformName` and `PlatformVersion` (the same layout): the string is owned by
+/// the topology.
+#[repr(C)]
+pub struct PJRT_TopologyDescription_String_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub topology: *mut PJRT_TopologyDescription,
+    pub value: *const c_char,
+    pub value_size: usize,
+}
+struct_size!(PJRT_TopologyDescription_String_Args, value_size: usize);
+
+#[repr(C)]
+pub struct PJRT_TopologyDescription_GetDeviceDescriptions_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub topology: *mut PJRT_TopologyDescription,
+    pub descriptions: *const *mut PJRT_DeviceDescription,
+    pub num_descriptions: usize,
+}
+struct_size!(PJRT_TopologyDescription_GetDeviceDescriptions_Args, num_descriptions: usize);
+
+#[repr(C)]
+pub struct PJRT_TopologyDescription_Attributes_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub topology: *mut PJRT_TopologyDescription,
+    pub attributes: *const PJRT_NamedValue,
+    pub num_attributes: usize,
+}
+struct_size!(PJRT_TopologyDescription_Attributes_Args, num_attributes: usize);
+
+/// Compiles for a topology without a client (`client` may be null): the result is an
+/// unloaded executable, destroyed with `PJRT_Executable_Destroy`.
+#[repr(C)]
+pub struct PJRT_Compile_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub topology: *const PJRT_TopologyDescription,
+    pub program: *const PJRT_Program,
+    pub compile_options: *const c_char,
+    pub compile_options_size: usize,
+    pub client: *mut PJRT_Client,
+    pub executable: *mut PJRT_Executable,
+}
+struct_size!(PJRT_Compile_Args, executable: *mut PJRT_Executable);
+
 /// What XLA allocates for one device's copy of an executable (`xla::CompiledMemoryStats`),
 /// in bytes. Header 0.110's layout; a plugin writes the fields it knows (the CPU plugin
 /// of API 0.115 requires at least the first 112 bytes).
@@ -688,8 +779,9 @@ pub struct PJRT_Api {
     pub PJRT_Executable_NumReplicas: Unused,
     pub PJRT_Executable_NumPartitions: Unused,
     pub PJRT_Executable_NumOutputs: Option<PjrtFn<PJRT_Executable_NumOutputs_Args>>,
-    pub PJRT_Executable_SizeOfGeneratedCodeInBytes: Unused,
-    pub PJRT_Executable_GetCostAnalysis: Unused,
+    pub PJRT_Executable_SizeOfGeneratedCodeInBytes:
+        Option<PjrtFn<PJRT_Executable_SizeOfGeneratedCodeInBytes_Args>>,
+    pub PJRT_Executable_GetCostAnalysis: Option<PjrtFn<PJRT_Executable_GetCostAnalysis_Args>>,
     pub PJRT_Executable_OutputMemoryKinds: Unused,
     pub PJRT_Executable_OptimizedProgram: Option<PjrtFn<PJRT_Executable_OptimizedProgram_Args>>,
     pub PJRT_Executable_Serialize: Option<PjrtFn<PJRT_Executable_Serialize_Args>>,
@@ -732,15 +824,18 @@ pub struct PJRT_Api {
     pub PJRT_CopyToDeviceStream_GranuleSize: Unused,
     pub PJRT_CopyToDeviceStream_CurrentBytes: Unused,
 
-    pub PJRT_TopologyDescription_Create: Unused,
-    pub PJRT_TopologyDescription_Destroy: Unused,
-    pub PJRT_TopologyDescription_PlatformName: Unused,
-    pub PJRT_TopologyDescription_PlatformVersion: Unused,
-    pub PJRT_TopologyDescription_GetDeviceDescriptions: Unused,
+    pub PJRT_TopologyDescription_Create: Option<PjrtFn<PJRT_TopologyDescription_Create_Args>>,
+    pub PJRT_TopologyDescription_Destroy: Option<PjrtFn<PJRT_TopologyDescription_Destroy_Args>>,
+    pub PJRT_TopologyDescription_PlatformName: Option<PjrtFn<PJRT_TopologyDescription_String_Args>>,
+    pub PJRT_TopologyDescription_PlatformVersion:
+        Option<PjrtFn<PJRT_TopologyDescription_String_Args>>,
+    pub PJRT_TopologyDescription_GetDeviceDescriptions:
+        Option<PjrtFn<PJRT_TopologyDescription_GetDeviceDescriptions_Args>>,
     pub PJRT_TopologyDescription_Serialize: Unused,
-    pub PJRT_TopologyDescription_Attributes: Unused,
+    pub PJRT_TopologyDescription_Attributes:
+        Option<PjrtFn<PJRT_TopologyDescription_Attributes_Args>>,
 
-    pub PJRT_Compile: Unused,
+    pub PJRT_Compile: Option<PjrtFn<PJRT_Compile_Args>>,
 
     pub PJRT_Executable_OutputElementTypes: Unused,
     pub PJRT_Executable_OutputDimensions: Unused,
@@ -836,6 +931,20 @@ mod tests {
         assert_eq!(PJRT_Buffer_OnDeviceSizeInBytes_Args::STRUCT_SIZE, 32);
         assert_eq!(PJRT_Buffer_ToHostBuffer_Args::STRUCT_SIZE, 56);
         // Header 0.110.
+        assert_eq!(
+            PJRT_Executable_SizeOfGeneratedCodeInBytes_Args::STRUCT_SIZE,
+            32
+        );
+        assert_eq!(PJRT_Executable_GetCostAnalysis_Args::STRUCT_SIZE, 40);
+        assert_eq!(PJRT_TopologyDescription_Create_Args::STRUCT_SIZE, 56);
+        assert_eq!(PJRT_TopologyDescription_Destroy_Args::STRUCT_SIZE, 24);
+        assert_eq!(PJRT_TopologyDescription_String_Args::STRUCT_SIZE, 40);
+        assert_eq!(
+            PJRT_TopologyDescription_GetDeviceDescriptions_Args::STRUCT_SIZE,
+            40
+        );
+        assert_eq!(PJRT_TopologyDescription_Attributes_Args::STRUCT_SIZE, 40);
+        assert_eq!(PJRT_Compile_Args::STRUCT_SIZE, 64);
         assert_eq!(
             PJRT_Executable_GetCompiledMemoryStats_Args::STRUCT_SIZE,
             144

@@ -59,6 +59,10 @@ macro_rules! args {
     }};
 }
 
+// After the macros, which they use.
+mod executable;
+pub mod topology;
+
 // ----------------------------------------------------------------------------------------
 // Plugin
 // ----------------------------------------------------------------------------------------
@@ -260,16 +264,9 @@ impl Plugin {
         let mut a = args!(PJRT_Plugin_Attributes_Args {});
         // SAFETY: valid args struct.
         self.check("PJRT_Plugin_Attributes", unsafe { f(&mut a) })?;
-        if a.attributes.is_null() {
-            return Ok(Vec::new());
-        }
         // SAFETY: the plugin returned an array of `num_attributes` values that lives as
         // long as the process.
-        let values = unsafe { std::slice::from_raw_parts(a.attributes, a.num_attributes) };
-        Ok(values
-            .iter()
-            .filter_map(|v| unsafe { named_value_from_raw(v) })
-            .collect())
+        Ok(unsafe { named_values_from_raw(a.attributes, a.num_attributes) })
     }
 
     fn missing(&self, name: &str) -> RuntimeError {
@@ -393,6 +390,46 @@ impl Plugin {
     pub fn create_client(self: &Arc<Self>, options: &ClientOptions) -> Result<Client> {
         Client::create(self.clone(), options)
     }
+}
+
+/// Compile options as a plugin takes them: never empty (empty options abort the
+/// plugin process on a `replica_count > 0` CHECK).
+fn encode_options(options: &CompileOptions) -> Result<Vec<u8>> {
+    let bytes = options.encode()?;
+    if bytes.is_empty() {
+        return Err(RuntimeError::CompileOptions(
+            "refusing to send empty compile options".into(),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `code` in `format` (`"mlir"`, `"hlo"`) as a `PJRT_Program`; it borrows both.
+fn program_of(code: &[u8], format: &str) -> ffi::PJRT_Program {
+    args!(PJRT_Program {
+        // The plugin does not write through `code` (the header lacks `const`).
+        code: code.as_ptr().cast_mut().cast(),
+        code_size: code.len(),
+        format: format.as_ptr().cast(),
+        format_size: format.len(),
+    })
+}
+
+/// The `n` named values at `values` (a plugin's array), copied; null reads as none.
+///
+/// # Safety
+/// `values` must be null or point to `n` valid `PJRT_NamedValue`s whose pointers are live.
+unsafe fn named_values_from_raw(
+    values: *const ffi::PJRT_NamedValue,
+    n: usize,
+) -> Vec<(String, NamedValue)> {
+    if values.is_null() {
+        return Vec::new();
+    }
+    std::slice::from_raw_parts(values, n)
+        .iter()
+        .filter_map(|v| named_value_from_raw(v))
+        .collect()
 }
 
 /// # Safety
@@ -645,20 +682,8 @@ impl Client {
     ) -> Result<LoadedExecutable> {
         let plugin = &self.inner.plugin;
         let compile = api_fn!(plugin, PJRT_Client_Compile)?;
-        let options = options.encode()?;
-        if options.is_empty() {
-            // Empty options abort the plugin process (`replica_count > 0` CHECK).
-            return Err(RuntimeError::CompileOptions(
-                "refusing to send empty compile options".into(),
-            ));
-        }
-        let program = args!(PJRT_Program {
-            // The plugin does not write through `code` (the header lacks `const`).
-            code: code.as_ptr().cast_mut().cast(),
-            code_size: code.len(),
-            format: format.as_ptr().cast(),
-            format_size: format.len(),
-        });
+        let options = encode_options(options)?;
+        let program = program_of(code, format);
         let mut a = args!(PJRT_Client_Compile_Args {
             client: self.inner.raw,
             program: &program,
@@ -1010,95 +1035,21 @@ impl LoadedExecutable {
     /// to the same plugin build on the same kind of device; they are not stable across
     /// plugin versions.
     pub fn serialize(&self) -> Result<Vec<u8>> {
-        self.with_executable(|plugin, exe| {
-            let f = api_fn!(plugin, PJRT_Executable_Serialize)?;
-            let mut a = args!(PJRT_Executable_Serialize_Args { executable: exe });
-            // SAFETY: valid args; on success the plugin fills the out fields.
-            plugin.check("PJRT_Executable_Serialize", unsafe { f(&mut a) })?;
-            let bytes = if a.serialized_bytes.is_null() || a.serialized_bytes_size == 0 {
-                None
-            } else {
-                // SAFETY: the plugin returned `serialized_bytes_size` readable bytes that
-                // live until the deleter below runs; they are copied before that.
-                Some(
-                    unsafe {
-                        std::slice::from_raw_parts(
-                            a.serialized_bytes.cast::<u8>(),
-                            a.serialized_bytes_size,
-                        )
-                    }
-                    .to_vec(),
-                )
-            };
-            if let Some(deleter) = a.serialized_executable_deleter {
-                if !a.serialized_executable.is_null() {
-                    // SAFETY: called exactly once on the object the plugin returned.
-                    unsafe { deleter(a.serialized_executable) };
-                }
-            }
-            bytes.ok_or_else(|| RuntimeError::Plugin {
-                path: plugin.path.clone(),
-                message: "PJRT_Executable_Serialize returned no bytes".into(),
-            })
-        })
+        self.with_executable(executable::serialize)
     }
 
     /// The program as the plugin compiled it (optimized; for SPMD, one partition's
     /// program with its collectives): `(format, bytes)`, format `"hlo"` being a
     /// serialized `HloModuleProto` (see [`crate::hlo`]).
     pub fn optimized_program(&self) -> Result<(String, Vec<u8>)> {
-        self.with_executable(|plugin, exe| {
-            let f = api_fn!(plugin, PJRT_Executable_OptimizedProgram)?;
-            // SAFETY: all-zero is a valid PJRT_Program; the plugin fills code_size and
-            // format on the first call, the code into our buffer on the second.
-            let mut program: ffi::PJRT_Program = unsafe { std::mem::zeroed() };
-            program.struct_size = ffi::PJRT_Program::STRUCT_SIZE;
-            let mut a = args!(PJRT_Executable_OptimizedProgram_Args {
-                executable: exe,
-                program: &mut program
-            });
-            plugin.check("PJRT_Executable_OptimizedProgram", unsafe { f(&mut a) })?;
-            let mut code = vec![0u8; program.code_size];
-            program.code = code.as_mut_ptr().cast();
-            let mut a = args!(PJRT_Executable_OptimizedProgram_Args {
-                executable: exe,
-                program: &mut program
-            });
-            plugin.check("PJRT_Executable_OptimizedProgram", unsafe { f(&mut a) })?;
-            code.truncate(program.code_size);
-            let format = if program.format.is_null() {
-                String::new()
-            } else {
-                // SAFETY: the plugin's format string, `format_size` bytes.
-                String::from_utf8_lossy(unsafe {
-                    std::slice::from_raw_parts(program.format.cast::<u8>(), program.format_size)
-                })
-                .into_owned()
-            };
-            Ok((format, code))
-        })
+        self.with_executable(executable::optimized_program)
     }
 
     /// What XLA allocated for one device's copy of this executable
     /// (`PJRT_Executable_GetCompiledMemoryStats`): for a partitioned program, one
     /// partition's arguments, outputs and temporaries.
     pub fn compiled_memory_stats(&self) -> Result<CompiledMemoryStats> {
-        self.with_executable(|plugin, exe| {
-            let f = api_fn!(plugin, PJRT_Executable_GetCompiledMemoryStats)?;
-            let mut a = args!(PJRT_Executable_GetCompiledMemoryStats_Args { executable: exe });
-            // SAFETY: valid args; the plugin fills the out fields it knows.
-            plugin.check("PJRT_Executable_GetCompiledMemoryStats", unsafe {
-                f(&mut a)
-            })?;
-            Ok(CompiledMemoryStats {
-                generated_code_size_in_bytes: a.generated_code_size_in_bytes,
-                argument_size_in_bytes: a.argument_size_in_bytes,
-                output_size_in_bytes: a.output_size_in_bytes,
-                alias_size_in_bytes: a.alias_size_in_bytes,
-                temp_size_in_bytes: a.temp_size_in_bytes,
-                peak_memory_in_bytes: a.peak_memory_in_bytes,
-            })
-        })
+        self.with_executable(executable::compiled_memory_stats)
     }
 
     fn query_num_devices(&self) -> Result<usize> {

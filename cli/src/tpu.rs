@@ -1,0 +1,277 @@
+//! The TPU target's ahead-of-time step: `tpuc compile --topology v5e:2x2` compiles the
+//! artifact's program with libtpu for a named TPU slice (no TPU needed), stores the
+//! serialized executable next to the portable program, and records XLA's per-chip
+//! figures (`tpuc report` prints them).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use tpuc_runtime::manifest::{FileRef, Manifest, TpuExecutable, TpuReport};
+use tpuc_runtime::pjrt::{topology::Topology, NamedValue};
+use tpuc_runtime::Plugin;
+
+/// Topology names libtpu accepts, as measured with libtpu 0.0.52 (generation, then
+/// the chip grid; `tpuc devices --topologies` checks each against the libtpu found).
+pub const TOPOLOGY_FORMS: &[(&str, &str)] = &[
+    ("v4", "v4:2x2x1 (2x2x1 and larger 3-D grids)"),
+    ("v5e", "v5e:1x1, v5e:2x2, v5e:2x4, v5e:4x4 ... v5e:16x16"),
+    ("v5p", "v5p:2x2x1 (and larger 3-D grids)"),
+    ("v6e", "v6e:1x1, v6e:2x2, v6e:2x4, v6e:4x4 ... v6e:8x8"),
+    ("tpu7x", "tpu7x:2x2x1"),
+];
+
+/// Example names `tpuc devices --topologies` tries.
+pub const EXAMPLE_TOPOLOGIES: &[&str] = &[
+    "v4:2x2x1",
+    "v5e:1x1",
+    "v5e:2x2",
+    "v5e:2x4",
+    "v5e:4x4",
+    "v5p:2x2x1",
+    "v6e:1x1",
+    "v6e:2x2",
+    "v6e:2x4",
+    "tpu7x:2x2x1",
+];
+
+/// High-bandwidth memory per chip, by generation (Google's published figures): what
+/// `fits` is judged against.
+pub fn hbm_bytes_per_chip(topology: &str) -> Option<i64> {
+    const GIB: i64 = 1 << 30;
+    let generation = topology.split(':').next()?;
+    Some(match generation {
+        "v4" => 32 * GIB,
+        "v5e" | "v5litepod" => 16 * GIB,
+        "v5p" => 95 * GIB,
+        "v6e" => 32 * GIB,
+        "tpu7x" => 192 * GIB,
+        _ => return None,
+    })
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+/// The chips of a topology name: the product of its grid (`v5e:2x4` has 8).
+pub fn chips_in(topology: &str) -> Option<usize> {
+    let grid = topology.split(':').nth(1)?;
+    grid.split('x')
+        .map(|d| d.parse::<usize>().ok())
+        .product::<Option<usize>>()
+}
+
+/// `v5e:2x2` as a file name component: `v5e-2x2`.
+fn file_component(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
+            _ => '-',
+        })
+        .collect()
+}
+
+/// libtpu, loaded (once per process). Its initialization prints warnings about the TPU
+/// VM it does not find (accelerator type, worker hostnames), which say nothing about a
+/// compile for a named topology: unless `--verbose` (or `TF_CPP_MIN_LOG_LEVEL` below
+/// 3), stderr is closed to them while it loads. Failures still come back as errors.
+pub fn load_libtpu(explicit: Option<&Path>) -> Result<std::sync::Arc<Plugin>, String> {
+    let path = tpuc_runtime::discover::find_libtpu(explicit).map_err(|e| e.to_string())?;
+    // A compile for a named topology opens no TPU device, so it need not take libtpu's
+    // one-process-per-machine lock (which makes two `tpuc compile --topology` at once
+    // fail): allowed here, unless the user decided otherwise.
+    if std::env::var_os("ALLOW_MULTIPLE_LIBTPU_LOAD").is_none() {
+        // Single-threaded still: no plugin is loaded and no thread reads the environment.
+        std::env::set_var("ALLOW_MULTIPLE_LIBTPU_LOAD", "1");
+    }
+    let quiet = std::env::var(tpuc_runtime::plugin_logging::LOG_LEVEL_VAR).as_deref() == Ok("3");
+    let _muted = quiet.then(StderrMuted::new);
+    Plugin::load(&path).map_err(|e| lock_hint(e.to_string()))
+}
+
+/// File descriptor 2 pointed at /dev/null until dropped.
+struct StderrMuted {
+    saved: i32,
+}
+
+extern "C" {
+    fn dup(fd: i32) -> i32;
+    fn dup2(from: i32, to: i32) -> i32;
+    fn close(fd: i32) -> i32;
+}
+
+impl StderrMuted {
+    fn new() -> Option<StderrMuted> {
+        use std::os::fd::AsRawFd;
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .ok()?;
+        // SAFETY: plain descriptor calls; `saved` is a new descriptor we own and
+        // restore in `drop`; `null` stays open until after the dup2.
+        unsafe {
+            let saved = dup(2);
+            if saved < 0 {
+                return None;
+            }
+            if dup2(null.as_raw_fd(), 2) < 0 {
+                close(saved);
+                return None;
+            }
+            Some(StderrMuted { saved })
+        }
+    }
+}
+
+impl Drop for StderrMuted {
+    fn drop(&mut self) {
+        // SAFETY: restores the descriptor saved in `new`, then closes the copy.
+        unsafe {
+            dup2(self.saved, 2);
+            close(self.saved);
+        }
+    }
+}
+
+/// libtpu takes a lock file per process; a second process that loads it fails.
+fn lock_hint(message: String) -> String {
+    if message.contains("lockfile") || message.contains("already in use") {
+        format!(
+            "{message}\nhint: another process has libtpu loaded (it allows one per machine); wait for it, or set ALLOW_MULTIPLE_LIBTPU_LOAD=1 if neither process uses TPU devices"
+        )
+    } else {
+        message
+    }
+}
+
+/// The topology `name`, with libtpu's refusal made readable.
+pub fn topology(libtpu: &std::sync::Arc<Plugin>, name: &str) -> Result<Topology, String> {
+    libtpu.topology(name).map_err(|e| {
+        let forms: Vec<String> = TOPOLOGY_FORMS
+            .iter()
+            .map(|(_, f)| format!("  {f}"))
+            .collect();
+        format!(
+            "--topology `{name}`: libtpu does not accept it ({e})\nvalid forms:\n{}",
+            forms.join("\n")
+        )
+    })
+}
+
+fn figure(cost: &[(String, NamedValue)], name: &str) -> f64 {
+    cost.iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, v)| match v {
+            NamedValue::Float(f) => Some(*f as f64),
+            NamedValue::Int64(i) => Some(*i as f64),
+            _ => None,
+        })
+        .unwrap_or(0.0)
+}
+
+/// Compiles the program in the artifact directory `dir` (being written: its manifest
+/// is `manifest`) for each topology, writing `tpu/<topology>/<libtpu build>.executable`
+/// and adding the manifest's entries.
+pub fn compile_for_topologies(
+    dir: &Path,
+    manifest: &mut Manifest,
+    topologies: &[String],
+    libtpu: Option<&Path>,
+) -> Result<(), String> {
+    let plugin = load_libtpu(libtpu)?;
+    let program_path = dir.join(&manifest.program.file);
+    let program = std::fs::read(&program_path)
+        .map_err(|e| format!("cannot read `{}`: {e}", program_path.display()))?;
+    tpuc_runtime::version::check_stablehlo_version(dir, &manifest.stablehlo_version, &plugin)
+        .map_err(|e| e.to_string())?;
+    let (partitions, options) = match &manifest.partitioning {
+        Some(p) => (p.num_partitions, p.compile_options()),
+        None => (1, tpuc_runtime::CompileOptions::default()),
+    };
+    for name in topologies {
+        let topology = topology(&plugin, name)?;
+        let devices = topology.num_devices().map_err(|e| e.to_string())?;
+        let chips = chips_in(name).unwrap_or(devices).max(1);
+        if devices < partitions as usize {
+            return Err(format!(
+                "--topology {name} has {devices} devices; the program is partitioned over {partitions} (--mesh): use a topology with at least {partitions}"
+            ));
+        }
+        // libtpu's version is a build description over two lines; one line for people,
+        // a digest of it in the file name.
+        let version = topology
+            .platform_version()
+            .map_err(|e| e.to_string())?
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let build_key: String = tpuc_runtime::manifest::Checksum::of(version.as_bytes())
+            .hex()
+            .chars()
+            .take(16)
+            .collect();
+        let start = Instant::now();
+        let exe = topology
+            .compile(&program, "mlir", &options)
+            .map_err(|e| format!("libtpu rejected the program for {name}: {e}"))?;
+        let compile_seconds = start.elapsed().as_secs_f64();
+        let stats = exe.compiled_memory_stats().map_err(|e| e.to_string())?;
+        let cost = exe.cost_analysis().map_err(|e| e.to_string())?;
+        let code = exe.generated_code_size().unwrap_or(0);
+        let bytes = exe.serialize().map_err(|e| e.to_string())?;
+        // A chip's HBM is shared by the devices it exposes.
+        let per_chip = (devices / chips).max(1) as i64;
+        let hbm = hbm_bytes_per_chip(name).unwrap_or(0) / per_chip;
+        let report = TpuReport {
+            chips,
+            devices,
+            partitions,
+            argument_bytes: stats.argument_size_in_bytes,
+            output_bytes: stats.output_size_in_bytes,
+            alias_bytes: stats.alias_size_in_bytes,
+            temp_bytes: stats.temp_size_in_bytes,
+            peak_bytes: stats.peak_memory_in_bytes,
+            generated_code_bytes: code.max(stats.generated_code_size_in_bytes),
+            flops: figure(&cost, "flops"),
+            transcendentals: figure(&cost, "transcendentals"),
+            bytes_accessed: figure(&cost, "bytes accessed"),
+            hbm_bytes_per_device: hbm,
+            fits: hbm == 0 || stats.peak_memory_in_bytes <= hbm,
+            compile_seconds,
+        };
+        let relative: PathBuf = Path::new("tpu")
+            .join(file_component(name))
+            .join(format!("libtpu-{build_key}.executable"));
+        let path = dir.join(&relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, &bytes)
+            .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+        if !report.fits {
+            errln!(
+                "warning: on {name} the program needs {} per device at its peak; a device has {}",
+                mib(report.peak_bytes.max(0) as u64),
+                mib(hbm as u64)
+            );
+        }
+        errln!(
+            "compiled for TPU {name} ({chips} chips, {devices} devices; libtpu {version}) in {:.2} s: peak {} per device, {:.3e} FLOP",
+            compile_seconds,
+            mib(report.peak_bytes.max(0) as u64),
+            report.flops
+        );
+        manifest.tpu_executables.push(TpuExecutable {
+            topology: name.clone(),
+            libtpu_version: version,
+            stablehlo_version: manifest.stablehlo_version.clone(),
+            executable: FileRef {
+                file: relative.to_string_lossy().into_owned(),
+                checksum: tpuc_runtime::manifest::Checksum::of(&bytes),
+            },
+            report,
+        });
+    }
+    Ok(())
+}
