@@ -371,6 +371,9 @@ fn optimization_level_and_matmul_precision_show_in_the_report() {
             || a.generated_code_bytes != b.generated_code_bytes
     };
     assert!(differs(&o0, &o2), "-O0 {o0:?}\n-O2 {o2:?}");
+    let high = report("high", &["--matmul-precision", "high"]);
     assert!(differs(&o2, &fast), "highest {o2:?}\ndefault {fast:?}");
+    assert!(differs(&high, &fast), "high {high:?}\ndefault {fast:?}");
+    assert!(differs(&o2, &high), "highest {o2:?}\nhigh {high:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
