@@ -501,6 +501,7 @@ fn tpu_section(tpuc: &Path, work_dir: &Path, models: &[Model]) -> Result<String,
             ratios.len()
         ));
     }
+    md.push('\n');
     Ok(md)
 }
 
