@@ -170,8 +170,8 @@ fn figure(cost: &[(String, NamedValue)], name: &str) -> f64 {
 }
 
 /// Compiles the program in the artifact directory `dir` (being written: its manifest
-/// is `manifest`) for each topology, writing `tpu/<topology>/<libtpu build>.executable`
-/// and adding the manifest's entries.
+/// is `manifest`) for each topology, writing `tpu/<topology>/libtpu-<digest of the
+/// libtpu build>.executable` and adding the manifest's entries.
 pub fn compile_for_topologies(
     dir: &Path,
     manifest: &mut Manifest,
