@@ -161,11 +161,7 @@ pub fn topology(libtpu: &std::sync::Arc<Plugin>, name: &str) -> Result<Topology,
 fn figure(cost: &[(String, NamedValue)], name: &str) -> f64 {
     cost.iter()
         .find(|(n, _)| n == name)
-        .and_then(|(_, v)| match v {
-            NamedValue::Float(f) => Some(*f as f64),
-            NamedValue::Int64(i) => Some(*i as f64),
-            _ => None,
-        })
+        .and_then(|(_, v)| v.as_f64())
         .unwrap_or(0.0)
 }
 

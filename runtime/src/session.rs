@@ -253,6 +253,14 @@ enum Slot {
     User(usize),
 }
 
+/// `sharding`, or whole on every device when the manifest gives none (every argument
+/// and output of a partitioned manifest has one; checked when it was read).
+fn sharding_or_whole(sharding: Option<&TensorSharding>, rank: usize) -> TensorSharding {
+    sharding
+        .cloned()
+        .unwrap_or_else(|| TensorSharding::replicated(rank))
+}
+
 /// Tensors of a partitioned session, each as one buffer per mesh position (in the
 /// order of the mesh's positions): user inputs from [`Session::upload_sharded`], outputs
 /// from [`Session::run_sharded`].
@@ -460,9 +468,7 @@ impl Session {
                 Some(p) => {
                     // Every argument of a partitioned manifest has a sharding (checked
                     // when it was read); a full copy per device otherwise.
-                    let sharding = weight_shardings[index]
-                        .cloned()
-                        .unwrap_or_else(|| TensorSharding::replicated(view.shape.len()));
+                    let sharding = sharding_or_whole(weight_shardings[index], view.shape.len());
                     let whole = HostTensor {
                         dtype: view.dtype,
                         shape: view.shape.to_vec(),
@@ -642,6 +648,17 @@ impl Session {
         Ok(())
     }
 
+    /// An error about user input `index` (named from the manifest).
+    fn input_error(&self, index: usize, message: String) -> RuntimeError {
+        RuntimeError::InputMismatch {
+            index,
+            name: self.manifest.arguments[self.user_inputs[index]]
+                .name
+                .clone(),
+            message,
+        }
+    }
+
     fn check_count(&self, got: usize) -> Result<()> {
         if got != self.user_inputs.len() {
             return Err(RuntimeError::InputCount {
@@ -707,18 +724,9 @@ impl Session {
         for (i, t) in inputs.iter().enumerate() {
             self.check_host_input(i, t)?;
             let arg = &self.manifest.arguments[self.user_inputs[i]];
-            let mismatch = |message: String| RuntimeError::InputMismatch {
-                index: i,
-                name: arg.name.clone(),
-                message,
-            };
-            let sharding = arg
-                .sharding
-                .clone()
-                .unwrap_or_else(|| TensorSharding::replicated(t.shape.len()));
-            let shards = sharding
+            let shards = sharding_or_whole(arg.sharding.as_ref(), t.shape.len())
                 .split_tensor(mesh, t)
-                .map_err(|e| mismatch(e.to_string()))?;
+                .map_err(|e| self.input_error(i, e.to_string()))?;
             uploaded.push(
                 shards
                     .iter()
@@ -738,16 +746,8 @@ impl Session {
         self.check_count(inputs.tensors.len())?;
         for (i, shards) in inputs.tensors.iter().enumerate() {
             let arg = &self.manifest.arguments[self.user_inputs[i]];
-            let mismatch = |message: String| RuntimeError::InputMismatch {
-                index: i,
-                name: arg.name.clone(),
-                message,
-            };
-            let sharding = arg
-                .sharding
-                .clone()
-                .unwrap_or_else(|| TensorSharding::replicated(arg.shape.len()));
-            let want = sharding
+            let mismatch = |message: String| self.input_error(i, message);
+            let want = sharding_or_whole(arg.sharding.as_ref(), arg.shape.len())
                 .shard_shape(mesh, &arg.shape)
                 .map_err(|e| mismatch(e.to_string()))?;
             if shards.len() != self.positions.len() {
@@ -811,11 +811,7 @@ impl Session {
                 .iter()
                 .map(Buffer::to_host)
                 .collect::<Result<Vec<_>>>()?;
-            let sharding = spec
-                .sharding
-                .clone()
-                .unwrap_or_else(|| TensorSharding::replicated(spec.shape.len()));
-            let whole = sharding
+            let whole = sharding_or_whole(spec.sharding.as_ref(), spec.shape.len())
                 .assemble(mesh, &spec.shape, &shards)
                 .map_err(|e| mismatch(e.to_string()))?;
             if whole.dtype != spec.dtype {

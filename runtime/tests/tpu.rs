@@ -40,11 +40,7 @@ const MATMUL_GELU: &str = r#"module {
 fn figure(cost: &[(String, NamedValue)], name: &str) -> Option<f64> {
     cost.iter()
         .find(|(n, _)| n == name)
-        .and_then(|(_, v)| match v {
-            NamedValue::Float(f) => Some(*f as f64),
-            NamedValue::Int64(i) => Some(*i as f64),
-            _ => None,
-        })
+        .and_then(|(_, v)| v.as_f64())
 }
 
 #[test]

@@ -91,6 +91,15 @@ pub enum NamedValue {
 }
 
 impl NamedValue {
+    /// A number (a float or an integer) as `f64`; other kinds give `None`.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            NamedValue::Float(f) => Some(*f as f64),
+            NamedValue::Int64(i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+
     /// Versions are reported as int lists (`[1, 20, 0]`) or strings; both read `1.20.0`.
     fn as_version(&self) -> Option<String> {
         match self {
