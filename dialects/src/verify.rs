@@ -88,6 +88,7 @@ const BINARY_ELEMENTWISE: &[&str] = &[
 /// Other StableHLO ops tpuc may emit; checked for being known and for types where
 /// a rule is implemented below.
 const OTHER_KNOWN: &[&str] = &[
+    "stablehlo.bitcast_convert",
     "stablehlo.broadcast_in_dim",
     "stablehlo.clamp",
     "stablehlo.compare",

@@ -909,8 +909,9 @@ def _maxpool2d():
     yield C("ceil_mode_f32", "f32", "ceil_mode=True (partial windows)", lambda: (lambda x: A.max_pool2d_with_indices.default(x, [2, 2], [2, 2], [0, 0], [1, 1], True), [("x", T((1, 2, 5, 5), "f32", "distinct"))]))
     yield C("all_negative_pad_f32", "f32", "all-negative input with padding", lambda: (lambda x: A.max_pool2d_with_indices.default(x, [2, 2], [1, 1], [1, 1]), [("x", -T((1, 1, 3, 3), "f32", "pos"))]))
     yield C("nan_f32", "f32", "NaN in a window", lambda: (lambda x: A.max_pool2d_with_indices.default(x, [2, 2]), [("x", T((1, 1, 4, 4), "f32", "special"))]))
-    yield C("nan_values_only_f32", "f32", "NaN in a window, indices unused (the values-only lowering)",
-            lambda: (lambda x: A.max_pool2d_with_indices.default(x, [2, 2], [1, 1])[0], [("x", T((1, 2, 5, 5), "f32", "special"))]))
+    for dt in ("f32", "f64", "f16", "bf16"):
+        yield C(f"nan_values_only_{dt}", dt, "NaN, +-inf, +-0 in windows, indices unused (the values-only lowering)",
+                lambda dt=dt: (lambda x: A.max_pool2d_with_indices.default(x, [2, 2], [1, 1])[0], [("x", T((1, 2, 5, 5), dt, "special"))]))
     yield C("unbatched_f32", "f32", "3-D input [C,H,W]", lambda: (lambda x: A.max_pool2d_with_indices.default(x, [2, 3], [1, 2]), [("x", T((2, 4, 7), "f32", "distinct"))]))
 
 

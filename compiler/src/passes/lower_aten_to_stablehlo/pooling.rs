@@ -140,16 +140,7 @@ fn max_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let ty = op.result(0)?;
     if op.results.len() < 2 || !op.result_used(1) {
         let out = if x.dtype().is_float() {
-            // A plain max, and a window holding a NaN made NaN afterwards (PyTorch's
-            // NaN propagation): two simple reductions run much faster on XLA's CPU
-            // backend than one whose body checks both operands for NaN.
-            let nan = e.compare(Cmp::Ne, x, x)?;
-            let (m, any_nan) = e.reduce_window_pair(
-                (x, init, ReduceKind::MaxUnchecked),
-                (&nan, 0.0, ReduceKind::Or),
-                &w.params,
-            )?;
-            e.select(&any_nan, &splat(e, &m.ty, f64::NAN)?, &m)?
+            float_max_pool(e, x, &w.params)?
         } else {
             e.reduce_window(x, init, &w.params, ReduceKind::Max)?
         };
@@ -172,6 +163,56 @@ fn max_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         e.reshape(&vals, &ty.shape)?,
         e.reshape(&idx, &it_out.shape)?,
     ])
+}
+
+/// Max pooling of floats with PyTorch's NaN propagation (a window holding a NaN gives
+/// NaN), as an integer max: a plain float `maximum` in a reduction body is left to the
+/// backend's NaN handling (XLA's CPU backend drops NaNs there), and a body that checks
+/// both operands for NaN runs several times slower on XLA's CPU backend.
+///
+/// NaNs are made the positive quiet NaN, the bits are read as a same-width integer and
+/// mapped by [`ordered_bits`] so that integer order is float order with NaN above
+/// +inf; the integer max of each window is mapped back. The one difference from
+/// PyTorch: a window holding both zeros gives +0, where PyTorch keeps whichever comes
+/// first (the two compare equal).
+fn float_max_pool(e: &Emitter, x: &TValue, p: &WindowParams) -> LResult<TValue> {
+    // The same-width integer, and -inf's bits as that integer.
+    let (int, neg_inf) = match x.dtype() {
+        DType::F64 => (DType::I64, f64::NEG_INFINITY.to_bits() as i64),
+        DType::F32 => (DType::I32, f32::NEG_INFINITY.to_bits() as i32 as i64),
+        DType::F16 => (DType::I16, 0xFC00u16 as i16 as i64),
+        DType::Bf16 => (DType::I16, 0xFF80u16 as i16 as i64),
+        other => {
+            return Err(LowerError::Unsupported(format!(
+                "max pooling of {other} values"
+            )))
+        }
+    };
+    let nan = e.compare(Cmp::Ne, x, x)?;
+    let canonical = e.select(&nan, &splat(e, &x.ty, f64::NAN)?, x)?;
+    let keys = ordered_bits(e, &e.bitcast_convert(&canonical, int)?)?;
+    // -inf's key (negative: every bit but the sign flipped), the identity of the max,
+    // as a literal (a 64-bit key is not an f64).
+    let key = neg_inf ^ (i64::MAX >> (64 - 8 * int.size_in_bytes()));
+    let init = e.constant_elements(&TensorType::scalar(int), &[key.to_string()])?;
+    let max = e.reduce_window_from(&keys, &init, p, ReduceKind::Max)?;
+    Ok(e.bitcast_convert(&ordered_bits(e, &max)?, x.dtype())?)
+}
+
+/// The map between a float's bits (as a signed integer of its width) and an integer
+/// that orders as the float does: non-negative floats keep their bits, negative ones
+/// have every bit but the sign flipped (`b ^ 0x7f..f`), so a larger magnitude gives a
+/// smaller integer. The sign is kept, so the map is its own inverse.
+fn ordered_bits(e: &Emitter, bits: &TValue) -> LResult<TValue> {
+    let width = bits.dtype().size_in_bytes() as f64 * 8.0;
+    let (_, max) = tpuc_dialects::stablehlo::integer_bounds(bits.dtype());
+    let sign = e.binary(
+        "stablehlo.shift_right_arithmetic",
+        bits,
+        &e.constant(&bits.ty, width - 1.0)?,
+    )?;
+    let flip = e.binary("stablehlo.and", &sign, &e.constant(&bits.ty, max)?)?;
+    Ok(e.binary("stablehlo.xor", bits, &flip)?)
 }
 
 fn avg_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
