@@ -23,7 +23,10 @@ to the file named by its second argument. For every model of the spec:
    figure (`rounds_s`), from which tpuc-bench bootstraps an interval for each ratio.
 6. **Op count**: operations in every function of the module (module, function and
    return ops not counted), parsed by jaxlib's MLIR, the same counter for all three.
-7. **Kernels**: the instructions of XLA's optimized entry computation that do work
+7. **Noise floor**: torchax's program is compiled and timed twice (`torchax_again`,
+   its own executable and device buffers, in the same rotation), so the report can say
+   how far apart two identical programs measure in this run.
+8. **Kernels**: the instructions of XLA's optimized entry computation that do work
    (fusions, dots, convolutions, custom calls...; not parameters, constants, bitcasts or
    tuples). On a CPU each is a call of its own, so for small models this count, which
    does not depend on the machine's noise, predicts much of the run time.
@@ -268,6 +271,9 @@ def bench_model(m, cpu, device, spec, torch, torchax, jax, xla_client):
         text, weights, kept, differs, seconds = torchax_export(torch, torchax, m["pt2"])
         flat = weights + user_inputs
         programs["torchax"] = (text, [flat[i] for i in kept])
+        # The noise floor: the same program compiled again, with its own device buffers,
+        # timed in the same rotation (the A/A ratio torchax_again / torchax).
+        programs["torchax_again"] = programs["torchax"]
         result["torchax_export_s"] = seconds
         result["torchax_weight_order_differs"] = differs
     except Exception as e:  # noqa: BLE001 - any failure of the peer is a result

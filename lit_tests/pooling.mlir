@@ -1,42 +1,33 @@
 // Pooling family (compiler/src/passes/lower_aten_to_stablehlo/pooling.rs): max and
 // average pooling as reduce_window (padding, stride, dilation, ceil_mode,
 // count_include_pad, divisor_override, unbatched input, integer dtype, f16 in f32;
-// float max pooling over integer keys ordered as the floats, in f32, f64 and bf16),
+// float max pooling with overlapping windows over integer keys ordered as the floats,
+// in f32, f64 and bf16),
 // max pooling with indices as a variadic arg-max reduce_window over (x, flat index),
 // and adaptive average pooling as contractions with averaging matrices.
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
 
 // max_pool2d_with_indices (cnn model) whose indices are unused: the lowering sees that
-// nothing reads them and emits a max reduce_window (no index operand). PyTorch
-// propagates NaN, which a float maximum in a reduction body does not promise, so the
-// max is taken over integers ordered as the floats: NaNs made the positive quiet NaN,
-// the bits read as i32, negative ones with every bit but the sign flipped
-// (b ^ ((b >> 31) & 0x7fffffff)); the window max starts from -inf's key and is mapped
-// back the same way.
+// nothing reads them and emits a max reduce_window from -inf (no index operand). The
+// windows are disjoint (2x2, stride 2), so the max is plain (no NaN checks in its
+// body): the same variadic reduce_window ORs an is-NaN flag over each window, and a
+// select makes windows holding a NaN NaN, as PyTorch propagates NaN.
 // CHECK-LABEL: sym_name = "max_pool2d_with_indices_unused"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x8x16x16xf32>)
 // CHECK-NOT: "stablehlo.iota"
 // CHECK: [[ISNAN:%[0-9]+]] = "stablehlo.compare"([[X]], [[X]]) {{.*}}comparison_direction NE
+// CHECK: [[NINF:%[0-9]+]] = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
+// CHECK: [[FALSE:%[0-9]+]] = "stablehlo.constant"() {value = dense<false> : tensor<i1>}
+// CHECK: [[P:%[0-9]+]]:2 = "stablehlo.reduce_window"([[X]], [[ISNAN]], [[NINF]], [[FALSE]]) ({
+// CHECK-NEXT: ^bb0([[L:%arg[0-9]+]]: tensor<f32>, [[LN:%arg[0-9]+]]: tensor<i1>, [[R:%arg[0-9]+]]: tensor<f32>, [[RN:%arg[0-9]+]]: tensor<i1>):
+// CHECK-NEXT: [[M:%[0-9]+]] = "stablehlo.maximum"([[L]], [[R]])
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.or"([[LN]], [[RN]])
+// CHECK-NEXT: "stablehlo.return"([[M]], [[O]])
+// CHECK-NEXT: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<2x8x16x16xf32>, tensor<2x8x16x16xi1>, tensor<f32>, tensor<i1>) -> (tensor<2x8x8x8xf32>, tensor<2x8x8x8xi1>)
 // CHECK: [[NAN:%[0-9]+]] = "stablehlo.constant"() {value = dense<0x7FC00000> : tensor<f32>}
 // CHECK: [[NANB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[NAN]])
-// CHECK: [[CANON:%[0-9]+]] = "stablehlo.select"([[ISNAN]], [[NANB]], [[X]])
-// CHECK: [[BITS:%[0-9]+]] = "stablehlo.bitcast_convert"([[CANON]]) : (tensor<2x8x16x16xf32>) -> tensor<2x8x16x16xi32>
-// CHECK: [[S31:%[0-9]+]] = "stablehlo.constant"() {value = dense<31> : tensor<2x8x16x16xi32>}
-// CHECK: [[SIGN:%[0-9]+]] = "stablehlo.shift_right_arithmetic"([[BITS]], [[S31]])
-// CHECK: [[M:%[0-9]+]] = "stablehlo.constant"() {value = dense<2147483647> : tensor<2x8x16x16xi32>}
-// CHECK: [[FLIP:%[0-9]+]] = "stablehlo.and"([[SIGN]], [[M]])
-// CHECK: [[KEY:%[0-9]+]] = "stablehlo.xor"([[BITS]], [[FLIP]])
-// CHECK: [[INIT:%[0-9]+]] = "stablehlo.constant"() {value = dense<-2139095041> : tensor<i32>}
-// CHECK: [[P:%[0-9]+]] = "stablehlo.reduce_window"([[KEY]], [[INIT]]) ({
-// CHECK-NEXT: ^bb0([[L:%arg[0-9]+]]: tensor<i32>, [[R:%arg[0-9]+]]: tensor<i32>):
-// CHECK-NEXT: [[MX:%[0-9]+]] = "stablehlo.maximum"([[L]], [[R]])
-// CHECK-NEXT: "stablehlo.return"([[MX]])
-// CHECK-NEXT: }) {base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>} : (tensor<2x8x16x16xi32>, tensor<i32>) -> tensor<2x8x8x8xi32>
-// CHECK: [[SIGN2:%[0-9]+]] = "stablehlo.shift_right_arithmetic"([[P]],
-// CHECK: [[FLIP2:%[0-9]+]] = "stablehlo.and"([[SIGN2]],
-// CHECK: [[OUTBITS:%[0-9]+]] = "stablehlo.xor"([[P]], [[FLIP2]])
-// CHECK: [[OUT:%[0-9]+]] = "stablehlo.bitcast_convert"([[OUTBITS]]) : (tensor<2x8x8x8xi32>) -> tensor<2x8x8x8xf32>
+// CHECK-NEXT: [[OUT:%[0-9]+]] = "stablehlo.select"([[P]]#1, [[NANB]], [[P]]#0)
 // CHECK-NEXT: "func.return"([[OUT]])
 "func.func"() <{function_type = (tensor<2x8x16x16xf32>) -> tensor<2x8x8x8xf32>, sym_name = "max_pool2d_with_indices_unused"}> ({
 ^bb0(%x: tensor<2x8x16x16xf32>):
@@ -44,18 +35,21 @@
   "func.return"(%0#0) : (tensor<2x8x8x8xf32>) -> ()
 }) : () -> ()
 
-// The same on f64 and bf16: keys are i64 and i16, -inf's key a literal (the i64 one,
-// 0x800fffffffffffff, is not an f64).
+// Overlapping windows (2x2, stride 1) on f64 and bf16: the max is taken over integers
+// ordered as the floats, NaNs made the positive quiet NaN, the bits read as i64 / i16,
+// negative ones with every bit but the sign flipped (b ^ ((b >> 63) & 0x7f..f)); the
+// window max starts from -inf's key, a literal (the i64 one, 0x800fffffffffffff, is
+// not an f64), and is mapped back the same way.
 // CHECK-LABEL: sym_name = "max_pool2d_f64"
 // CHECK: "stablehlo.bitcast_convert"({{.*}}) : (tensor<1x1x4x4xf64>) -> tensor<1x1x4x4xi64>
 // CHECK: value = dense<63> : tensor<1x1x4x4xi64>
 // CHECK: value = dense<9223372036854775807> : tensor<1x1x4x4xi64>
 // CHECK: value = dense<-9218868437227405313> : tensor<i64>
-// CHECK: "stablehlo.bitcast_convert"({{.*}}) : (tensor<1x1x2x2xi64>) -> tensor<1x1x2x2xf64>
-"func.func"() <{function_type = (tensor<1x1x4x4xf64>) -> tensor<1x1x2x2xf64>, sym_name = "max_pool2d_f64"}> ({
+// CHECK: "stablehlo.bitcast_convert"({{.*}}) : (tensor<1x1x3x3xi64>) -> tensor<1x1x3x3xf64>
+"func.func"() <{function_type = (tensor<1x1x4x4xf64>) -> tensor<1x1x3x3xf64>, sym_name = "max_pool2d_f64"}> ({
 ^bb0(%x: tensor<1x1x4x4xf64>):
-  %0 = "aten.max_pool2d.default"(%x) {kernel_size = array<i64: 2, 2>, operand_names = ["self"]} : (tensor<1x1x4x4xf64>) -> tensor<1x1x2x2xf64> loc("max_pool2d_f64")
-  "func.return"(%0) : (tensor<1x1x2x2xf64>) -> ()
+  %0 = "aten.max_pool2d.default"(%x) {kernel_size = array<i64: 2, 2>, operand_names = ["self"], stride = array<i64: 1, 1>} : (tensor<1x1x4x4xf64>) -> tensor<1x1x3x3xf64> loc("max_pool2d_f64")
+  "func.return"(%0) : (tensor<1x1x3x3xf64>) -> ()
 }) : () -> ()
 
 // CHECK-LABEL: sym_name = "max_pool2d_bf16"
@@ -64,11 +58,11 @@
 // CHECK: value = dense<15> : tensor<1x1x4x4xi16>
 // CHECK: value = dense<32767> : tensor<1x1x4x4xi16>
 // CHECK: value = dense<-32641> : tensor<i16>
-// CHECK: "stablehlo.bitcast_convert"({{.*}}) : (tensor<1x1x2x2xi16>) -> tensor<1x1x2x2xbf16>
-"func.func"() <{function_type = (tensor<1x1x4x4xbf16>) -> tensor<1x1x2x2xbf16>, sym_name = "max_pool2d_bf16"}> ({
+// CHECK: "stablehlo.bitcast_convert"({{.*}}) : (tensor<1x1x3x3xi16>) -> tensor<1x1x3x3xbf16>
+"func.func"() <{function_type = (tensor<1x1x4x4xbf16>) -> tensor<1x1x3x3xbf16>, sym_name = "max_pool2d_bf16"}> ({
 ^bb0(%x: tensor<1x1x4x4xbf16>):
-  %0 = "aten.max_pool2d.default"(%x) {kernel_size = array<i64: 2, 2>, operand_names = ["self"]} : (tensor<1x1x4x4xbf16>) -> tensor<1x1x2x2xbf16> loc("max_pool2d_bf16")
-  "func.return"(%0) : (tensor<1x1x2x2xbf16>) -> ()
+  %0 = "aten.max_pool2d.default"(%x) {kernel_size = array<i64: 2, 2>, operand_names = ["self"], stride = array<i64: 1, 1>} : (tensor<1x1x4x4xbf16>) -> tensor<1x1x3x3xbf16> loc("max_pool2d_bf16")
+  "func.return"(%0) : (tensor<1x1x3x3xbf16>) -> ()
 }) : () -> ()
 
 // max_pool2d_with_indices with both results used, k=3, s=2, p=1 on 5x5: the index

@@ -623,6 +623,8 @@ fn report(
         "Every model of `testdata/models` and `testdata/coverage/models` in Core ATen form \
          (`core.pt2`): tpuc `-O2`, tpuc `-O0` and the StableHLO torchax {} emits for the \
          same `.pt2`, all three compiled by jaxlib {}'s CPU client in one process \
+         (torchax's program a second time too, as its own executable with its own buffers: \
+         the noise floor, column `torchax / itself`) \
          (`bench/side_by_side.py`, Python {}, torch {}), checked against PyTorch's outputs, \
          inputs and weights on the device, {} interleaved rounds, medians; for a model above \
          the limit, a 90% bootstrap interval of its ratio over the rounds. torchax's \
@@ -637,10 +639,11 @@ fn report(
         opts.compile_runs,
     ));
     line("");
-    line("| model | family | ops -O0 | ops -O2 | ops torchax | XLA kernels -O2 | XLA kernels torchax | XLA compile -O2 / torchax | run -O2 | run -O0 | run torchax | **-O2 / torchax** | -O0 / torchax | tpuc compile | torchax export | export / compile |");
-    line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    line("| model | family | ops -O0 | ops -O2 | ops torchax | XLA kernels -O2 | XLA kernels torchax | XLA compile -O2 / torchax | run -O2 | run -O0 | run torchax | **-O2 / torchax** | -O0 / torchax | torchax / itself | tpuc compile | torchax export | export / compile |");
+    line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut ratios_o2 = Vec::new();
     let mut ratios_o0 = Vec::new();
+    let mut ratios_aa = Vec::new();
     let mut speedups = Vec::new();
     let mut xla_compile = Vec::new();
     // Models above the limit, each with what this run shows about why.
@@ -702,6 +705,14 @@ fn report(
             false => None,
         };
         let (r2, r0) = (ratio("tpuc_O2"), ratio("tpuc_O0"));
+        // The noise floor: torchax's program against a second executable of itself.
+        let aa = match peer_ok && ok("torchax_again") {
+            true => ratio_with_interval(p, "torchax_again", "torchax").map(|r| r.0),
+            false => None,
+        };
+        if let Some(x) = aa {
+            ratios_aa.push(x);
+        }
         let spread = r2
             .and_then(|(_, q)| q)
             .map(|(lo, hi)| format!("; 90% interval {lo:.3}-{hi:.3}×"))
@@ -710,7 +721,14 @@ fn report(
         if let Some(x) = r2 {
             ratios_o2.push(x);
             if x > WORST_ALLOWED {
-                above.push(format!("{} ({x:.3}×{spread}{})", m.name, why_slower(p, r0)));
+                let noise = aa
+                    .map(|a| format!("; torchax against itself {a:.3}×"))
+                    .unwrap_or_default();
+                above.push(format!(
+                    "{} ({x:.3}×{spread}{noise}{})",
+                    m.name,
+                    why_slower(p, r0)
+                ));
             }
         }
         if let Some(x) = r0 {
@@ -738,7 +756,7 @@ fn report(
         let optr = |v: Option<f64>| v.map(|x| format!("{x:.3}×")).unwrap_or_default();
         let n = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
         line(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | **{}** | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | **{}** | {} | {} | {} | {} | {} |",
             m.name,
             m.family,
             n(ops("tpuc_O0")),
@@ -752,6 +770,7 @@ fn report(
             opt(run("torchax")),
             optr(r2),
             optr(r0),
+            optr(aa),
             c.compile_s
                 .map(|s| format!("{:.3} s", s))
                 .unwrap_or_default(),
@@ -764,6 +783,10 @@ fn report(
     line("");
     line(&stats_line("run time, tpuc -O2 / torchax", &ratios_o2));
     line(&stats_line("run time, tpuc -O0 / torchax", &ratios_o0));
+    line(&stats_line(
+        "run time, torchax / itself (a second executable of the same program: the noise floor)",
+        &ratios_aa,
+    ));
     line(&stats_line(
         "XLA compile time, tpuc -O2 / torchax",
         &xla_compile,
@@ -800,7 +823,9 @@ fn report(
     if !above.is_empty() {
         line(
             "  For each: how XLA's optimized programs differ in kernels (tpuc's count minus \
-              torchax's, by kind), and `-O0`'s ratio. Where XLA runs the same kernels for both \
+              torchax's, by kind), `-O0`'s ratio, and torchax's program timed against a second \
+              executable of itself in the same rounds (the column `torchax / itself`: how far \
+              apart two identical programs measured). Where XLA runs the same kernels for both \
               and `-O0` (no tpuc optimization) is above 1.0× by as much, the difference is in \
               this run's timing of like programs, not in what tpuc emits; where the kernels \
               differ, those are the lead.",

@@ -1100,6 +1100,63 @@ impl<'c> Emitter<'c> {
         Ok((val, i))
     }
 
+    /// Two windowed reductions in one variadic `stablehlo.reduce_window`: `x` with
+    /// `kx` from `init_x`, `y` (same shape) with `ky` from `init_y`, each combined only
+    /// with itself (one kernel where two reduce_windows would each be one).
+    pub fn reduce_window_pair(
+        &self,
+        (x, init_x, kx): (&TValue, f64, ReduceKind),
+        (y, init_y, ky): (&TValue, f64, ReduceKind),
+        p: &WindowParams,
+    ) -> Result<(TValue, TValue)> {
+        if x.shape() != y.shape() {
+            return Err(DialectError::Build(
+                "reduce_window_pair: operands differ in shape".into(),
+            ));
+        }
+        let out = infer_reduce_window(&x.ty, p)?;
+        let (tx, ty) = (
+            TensorType::scalar(x.dtype()).to_mlir(self.ctx)?,
+            TensorType::scalar(y.dtype()).to_mlir(self.ctx)?,
+        );
+        let block = Block::new(&[
+            (tx, self.loc),
+            (ty, self.loc),
+            (tx, self.loc),
+            (ty, self.loc),
+        ]);
+        {
+            let inner = Emitter::new(self.ctx, &block, self.loc);
+            let combine = |k: ReduceKind, a: &TValue, b: &TValue| match k {
+                ReduceKind::Max => inner.max(a, b),
+                ReduceKind::Min => inner.min(a, b),
+                _ => inner.body_binary(k.op_name(), a, b),
+            };
+            let rx = combine(kx, &block_arg(&block, 0)?, &block_arg(&block, 2)?)?;
+            let ry = combine(ky, &block_arg(&block, 1)?, &block_arg(&block, 3)?)?;
+            inner.op("stablehlo.return", &[&rx, &ry], &[], &[])?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        let (ix, iy) = (
+            self.scalar(x.dtype(), init_x)?,
+            self.scalar(y.dtype(), init_y)?,
+        );
+        let mut v = self.op_with_regions(
+            "stablehlo.reduce_window",
+            &[x, y, &ix, &iy],
+            &window_attrs(p),
+            &[out.clone(), out.with_dtype(y.dtype())],
+            vec![region],
+        )?;
+        let ry = v.pop();
+        let rx = v.pop();
+        match (rx, ry) {
+            (Some(rx), Some(ry)) => Ok((rx, ry)),
+            _ => Err(DialectError::Build("stablehlo.reduce_window".into())),
+        }
+    }
+
     pub fn reduce_window(
         &self,
         x: &TValue,

@@ -912,6 +912,8 @@ def _maxpool2d():
     for dt in ("f32", "f64", "f16", "bf16"):
         yield C(f"nan_values_only_{dt}", dt, "NaN, +-inf, +-0 in windows, indices unused (the values-only lowering)",
                 lambda dt=dt: (lambda x: A.max_pool2d_with_indices.default(x, [2, 2], [1, 1])[0], [("x", T((1, 2, 5, 5), dt, "special"))]))
+    yield C("nan_values_only_disjoint_f32", "f32", "NaN, +-inf, +-0 in disjoint windows (kernel 2, stride 2), indices unused",
+            lambda: (lambda x: A.max_pool2d_with_indices.default(x, [2, 2], [2, 2])[0], [("x", T((1, 2, 6, 6), "f32", "special"))]))
     yield C("unbatched_f32", "f32", "3-D input [C,H,W]", lambda: (lambda x: A.max_pool2d_with_indices.default(x, [2, 3], [1, 2]), [("x", T((2, 4, 7), "f32", "distinct"))]))
 
 
