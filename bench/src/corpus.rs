@@ -707,7 +707,7 @@ fn report(
         let (r2, r0) = (ratio("tpuc_O2"), ratio("tpuc_O0"));
         // The noise floor: torchax's program against a second executable of itself.
         let aa = match peer_ok && ok("torchax_again") {
-            true => ratio_with_interval(p, "torchax_again", "torchax").map(|r| r.0),
+            true => run("torchax_again").zip(run("torchax")).map(|(a, b)| a / b),
             false => None,
         };
         if let Some(x) = aa {

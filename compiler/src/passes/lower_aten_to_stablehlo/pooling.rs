@@ -139,21 +139,8 @@ fn max_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let init = tpuc_dialects::stablehlo::integer_bounds(x.dtype()).0;
     let ty = op.result(0)?;
     if op.results.len() < 2 || !op.result_used(1) {
-        let overlapping = (0..x.rank()).any(|d| w.params.strides[d] < w.params.dims[d]);
-        let out = if x.dtype().is_float() && overlapping {
+        let out = if x.dtype().is_float() {
             float_max_pool(e, x, &w.params)?
-        } else if x.dtype().is_float() {
-            // Disjoint windows read each element once: a plain max, and a window
-            // holding a NaN made NaN afterwards, in one variadic reduce_window (measured
-            // on XLA's CPU backend, faster here than the integer keys, whose encoding
-            // is one more pass over every element).
-            let nan = e.compare(Cmp::Ne, x, x)?;
-            let (m, any_nan) = e.reduce_window_pair(
-                (x, init, ReduceKind::MaxUnchecked),
-                (&nan, 0.0, ReduceKind::Or),
-                &w.params,
-            )?;
-            e.select(&any_nan, &splat(e, &m.ty, f64::NAN)?, &m)?
         } else {
             e.reduce_window(x, init, &w.params, ReduceKind::Max)?
         };
@@ -178,24 +165,40 @@ fn max_pool(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     ])
 }
 
-/// Max pooling of floats with overlapping windows (stride below the kernel, as in most
-/// CNNs' 3x3 stride-2 pools) with PyTorch's NaN propagation (a window holding a NaN
-/// gives NaN), as an integer max: a plain float `maximum` in a reduction body is left to the
-/// backend's NaN handling (XLA's CPU backend drops NaNs there), and a body that checks
-/// both operands for NaN runs several times slower on XLA's CPU backend.
+/// Max pooling of floats with PyTorch's NaN propagation (a window holding a NaN gives
+/// NaN). A plain float `maximum` in a reduction body is left to the backend's NaN
+/// handling (XLA's CPU backend drops NaNs there), and a body that checks both operands
+/// for NaN runs several times slower on XLA's CPU backend, so:
 ///
-/// NaNs are made the positive quiet NaN, the bits are read as a same-width integer and
-/// mapped by [`ordered_bits`] so that integer order is float order with NaN above
-/// +inf; the integer max of each window is mapped back. The one difference from
-/// PyTorch: a window holding both zeros gives +0, where PyTorch keeps whichever comes
-/// first (the two compare equal).
+/// - disjoint windows (stride at least the kernel) read each element once: a plain max
+///   and an any-NaN flag in one variadic reduce_window, windows holding a NaN made NaN
+///   afterwards;
+/// - overlapping windows (most CNNs' 3x3 stride-2 pools) take [`keyed_max_pool`], whose
+///   encoding is paid once per element instead of in every window that reads it.
 ///
-/// Measured on XLA's CPU backend against the variadic max-and-any-NaN reduce_window
-/// used for disjoint windows: 2-9% faster on whole CNNs with overlapping 3x3 pools
-/// (resnet18, squeezenet, densenet, shufflenet, googlenet), whose reduction reads each
-/// element several times, but 30% slower on a 2x2 stride-2 pool, where the key
-/// encoding is a pass of its own.
+/// Measured on XLA's CPU backend, the keys are 2-9% faster on whole CNNs with
+/// overlapping 3x3 pools (resnet18, squeezenet, densenet, shufflenet, googlenet) and
+/// 30% slower on a 2x2 stride-2 pool, where the encoding is a pass of its own.
 fn float_max_pool(e: &Emitter, x: &TValue, p: &WindowParams) -> LResult<TValue> {
+    let overlapping = p.strides.iter().zip(&p.dims).any(|(s, k)| s < k);
+    if overlapping {
+        return keyed_max_pool(e, x, p);
+    }
+    let nan = e.compare(Cmp::Ne, x, x)?;
+    let (m, any_nan) = e.reduce_window_pair(
+        (x, f64::NEG_INFINITY, ReduceKind::MaxUnchecked),
+        (&nan, 0.0, ReduceKind::Or),
+        p,
+    )?;
+    Ok(e.select(&any_nan, &splat(e, &m.ty, f64::NAN)?, &m)?)
+}
+
+/// Max pooling of floats as an integer max: NaNs are made the positive quiet NaN, the
+/// bits are read as a same-width integer and mapped by [`ordered_bits`] so that integer
+/// order is float order with NaN above +inf; the integer max of each window is mapped
+/// back. The one difference from PyTorch: a window holding both zeros gives +0, where
+/// PyTorch keeps whichever comes first (the two compare equal).
+fn keyed_max_pool(e: &Emitter, x: &TValue, p: &WindowParams) -> LResult<TValue> {
     // The same-width integer, and -inf's bits as that integer.
     let (int, neg_inf) = match x.dtype() {
         DType::F64 => (DType::I64, f64::NEG_INFINITY.to_bits() as i64),
