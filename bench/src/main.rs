@@ -70,7 +70,7 @@ struct Args {
     tpuc: Option<PathBuf>,
     /// Interleaved rounds per corpus model (short turns, many rounds: on a shared
     /// machine bursts of noise then hit every program alike).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 400)]
     corpus_rounds: usize,
     /// `tpuc compile -O2` runs per corpus model (the median is reported).
     #[arg(long, default_value_t = 3)]
