@@ -22,7 +22,7 @@
 // STDIN: "stablehlo.select"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-dce, stablehlo-cse, stablehlo-propagate-sharding, verify-stablehlo
+// UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-gather-to-slice, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-dce, stablehlo-cse, stablehlo-propagate-sharding, verify-stablehlo
 
 // LIST: aten-outline-composites
 // LIST-NEXT: lower-aten-to-stablehlo
@@ -31,6 +31,7 @@
 // LIST-NEXT: matmul-precision-highest
 // LIST-NEXT: stablehlo-fold-constants
 // LIST-NEXT: stablehlo-simplify
+// LIST-NEXT: stablehlo-gather-to-slice
 // LIST-NEXT: stablehlo-fold-transpose
 // LIST-NEXT: stablehlo-outline-composites
 // LIST-NEXT: stablehlo-fold-batch-reshape

@@ -11,6 +11,7 @@ pub mod dce;
 pub mod fold_batch_reshape;
 pub mod fold_constants;
 pub mod fold_transpose;
+pub mod gather_to_slice;
 mod ir;
 pub mod lower_aten_to_stablehlo;
 pub mod matmul_precision;
@@ -95,6 +96,7 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
         )),
         Box::new(fold_constants::FoldConstants),
         Box::new(simplify::StablehloSimplify),
+        Box::new(gather_to_slice::GatherToSlice),
         Box::new(fold_transpose::FoldTranspose),
         Box::new(composites::OutlineComposites),
         Box::new(fold_batch_reshape::FoldBatchReshape),
@@ -125,6 +127,7 @@ pub fn pipeline_for(
     if level >= OptLevel::O2 {
         passes.push(Box::new(fold_constants::FoldConstants));
         passes.push(Box::new(simplify::StablehloSimplify));
+        passes.push(Box::new(gather_to_slice::GatherToSlice));
         passes.push(Box::new(fold_transpose::FoldTranspose));
     }
     if level >= OptLevel::O1 {
