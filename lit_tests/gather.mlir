@@ -266,22 +266,17 @@
   "func.return"(%0) : (tensor<5x3xf32>) -> ()
 }) : () -> ()
 
-// select_scatter(dim 1, index -2) on 3x5 writes column 3; slice_scatter(dim 1,
-// start 1, end INT64_MAX, step 2) writes columns [1, 3]. Both scatter whole slices
-// at constant positions with the written dim moved first.
+// select_scatter(dim 1, index -2) on 3x5 writes column 3: one run of positions, so
+// the untouched columns and the new one are concatenated (no scatter). slice_scatter
+// (dim 1, start 1, end INT64_MAX, step 2) writes columns [1, 3]: a scatter of whole
+// slices at constant positions with the written dim moved first. slice_scatter with
+// step 1 (rows 1..3 of a 4x2) is a concatenation again.
 // CHECK-LABEL: sym_name = "select_slice_scatter"
-// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<3x5xf32>, [[S:%arg[0-9]+]]: tensor<3xf32>, [[T:%arg[0-9]+]]: tensor<3x2xf32>)
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<3x5xf32>, [[S:%arg[0-9]+]]: tensor<3xf32>, [[T:%arg[0-9]+]]: tensor<3x2xf32>, [[Y:%arg[0-9]+]]: tensor<4x2xf32>, [[Z:%arg[0-9]+]]: tensor<2x2xf32>)
 // CHECK: [[SR:%[0-9]+]] = "stablehlo.reshape"([[S]]) : (tensor<3xf32>) -> tensor<3x1xf32>
-// CHECK: [[P1:%[0-9]+]] = "stablehlo.constant"() {value = dense<3> : tensor<1xi64>}
-// CHECK: [[W1:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, [[P1]])
-// CHECK: [[I1:%[0-9]+]] = "stablehlo.reshape"([[W1]]) : (tensor<1xi64>) -> tensor<1x1xi64>
-// CHECK: [[U1:%[0-9]+]] = "stablehlo.transpose"([[SR]]) {permutation = array<i64: 1, 0>} : (tensor<3x1xf32>) -> tensor<1x3xf32>
-// CHECK: [[X1:%[0-9]+]] = "stablehlo.transpose"([[X]]) {permutation = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
-// CHECK: [[SC1:%[0-9]+]] = "stablehlo.scatter"([[X1]], [[I1]], [[U1]]) ({
-// CHECK-NEXT: ^bb0({{%arg[0-9]+}}: tensor<f32>, [[UPD:%arg[0-9]+]]: tensor<f32>):
-// CHECK-NEXT: "stablehlo.return"([[UPD]])
-// CHECK-NEXT: }) {indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false} : (tensor<5x3xf32>, tensor<1x1xi64>, tensor<1x3xf32>) -> tensor<5x3xf32>
-// CHECK: [[R1:%[0-9]+]] = "stablehlo.transpose"([[SC1]]) {permutation = array<i64: 1, 0>} : (tensor<5x3xf32>) -> tensor<3x5xf32>
+// CHECK-NEXT: [[L1:%[0-9]+]] = "stablehlo.slice"([[X]]) {limit_indices = array<i64: 3, 3>, start_indices = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<3x5xf32>) -> tensor<3x3xf32>
+// CHECK-NEXT: [[H1:%[0-9]+]] = "stablehlo.slice"([[X]]) {limit_indices = array<i64: 3, 5>, start_indices = array<i64: 0, 4>, strides = array<i64: 1, 1>} : (tensor<3x5xf32>) -> tensor<3x1xf32>
+// CHECK-NEXT: [[R1:%[0-9]+]] = "stablehlo.concatenate"([[L1]], [[SR]], [[H1]]) {dimension = 1 : i64} : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x5xf32>
 // CHECK: [[P2:%[0-9]+]] = "stablehlo.constant"() {value = dense<[1, 3]> : tensor<2xi64>}
 // CHECK: [[W2:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, {{%[0-9]+}}, [[P2]])
 // CHECK: [[I2:%[0-9]+]] = "stablehlo.reshape"([[W2]]) : (tensor<2xi64>) -> tensor<2x1xi64>
@@ -290,12 +285,16 @@
 // CHECK: [[SC2:%[0-9]+]] = "stablehlo.scatter"([[X2]], [[I2]], [[U2]]) ({
 // CHECK: }) {indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false} : (tensor<5x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>
 // CHECK: [[R2:%[0-9]+]] = "stablehlo.transpose"([[SC2]]) {permutation = array<i64: 1, 0>} : (tensor<5x3xf32>) -> tensor<3x5xf32>
-// CHECK-NEXT: "func.return"([[R1]], [[R2]])
-"func.func"() <{function_type = (tensor<3x5xf32>, tensor<3xf32>, tensor<3x2xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>), sym_name = "select_slice_scatter"}> ({
-^bb0(%x: tensor<3x5xf32>, %s: tensor<3xf32>, %t: tensor<3x2xf32>):
+// CHECK-NEXT: [[L3:%[0-9]+]] = "stablehlo.slice"([[Y]]) {limit_indices = array<i64: 1, 2>, start_indices = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<4x2xf32>) -> tensor<1x2xf32>
+// CHECK-NEXT: [[H3:%[0-9]+]] = "stablehlo.slice"([[Y]]) {limit_indices = array<i64: 4, 2>, start_indices = array<i64: 3, 0>, strides = array<i64: 1, 1>} : (tensor<4x2xf32>) -> tensor<1x2xf32>
+// CHECK-NEXT: [[R3:%[0-9]+]] = "stablehlo.concatenate"([[L3]], [[Z]], [[H3]]) {dimension = 0 : i64} : (tensor<1x2xf32>, tensor<2x2xf32>, tensor<1x2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT: "func.return"([[R1]], [[R2]], [[R3]])
+"func.func"() <{function_type = (tensor<3x5xf32>, tensor<3xf32>, tensor<3x2xf32>, tensor<4x2xf32>, tensor<2x2xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<4x2xf32>), sym_name = "select_slice_scatter"}> ({
+^bb0(%x: tensor<3x5xf32>, %s: tensor<3xf32>, %t: tensor<3x2xf32>, %y: tensor<4x2xf32>, %z: tensor<2x2xf32>):
   %0 = "aten.select_scatter.default"(%x, %s) {dim = 1 : i64, index = -2 : i64, operand_names = ["self", "src"]} : (tensor<3x5xf32>, tensor<3xf32>) -> tensor<3x5xf32> loc("select_scatter")
   %1 = "aten.slice_scatter.default"(%x, %t) {dim = 1 : i64, end = 9223372036854775807 : i64, operand_names = ["self", "src"], start = 1 : i64, step = 2 : i64} : (tensor<3x5xf32>, tensor<3x2xf32>) -> tensor<3x5xf32> loc("slice_scatter")
-  "func.return"(%0, %1) : (tensor<3x5xf32>, tensor<3x5xf32>) -> ()
+  %2 = "aten.slice_scatter.default"(%y, %z) {dim = 0 : i64, end = 3 : i64, operand_names = ["self", "src"], start = 1 : i64, step = 1 : i64} : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32> loc("slice_scatter_run")
+  "func.return"(%0, %1, %2) : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<4x2xf32>) -> ()
 }) : () -> ()
 
 // index_add(dim 0, alpha 2): source * 2 added at the wrapped rows (duplicates sum).

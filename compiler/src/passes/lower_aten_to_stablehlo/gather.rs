@@ -522,7 +522,37 @@ fn select_scatter(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let mut shape = src.shape().to_vec();
     shape.insert(dim, 1);
     let src = e.reshape(src, &shape)?;
+    if (0..size).contains(&index) {
+        return Ok(vec![write_run(e, x, dim, index, &src)?]);
+    }
     Ok(vec![scatter_slices(e, x, dim, &[index], &src)?])
+}
+
+/// `x` with the positions `start..start + src.shape[dim]` along `dim` replaced by `src`,
+/// as the concatenation of the untouched parts and `src`: the same values as a scatter
+/// at those positions, in a form XLA fuses with what produces and reads it.
+fn write_run(e: &Emitter, x: &TValue, dim: usize, start: i64, src: &TValue) -> LResult<TValue> {
+    let r = x.rank();
+    let size = x.shape()[dim];
+    let end = start + src.shape()[dim];
+    let part = |from: i64, to: i64| {
+        let mut lo = vec![0; r];
+        let mut hi = x.shape().to_vec();
+        lo[dim] = from;
+        hi[dim] = to;
+        e.slice(x, &lo, &hi, &vec![1; r])
+    };
+    let src = e.convert(src, x.dtype())?;
+    let mut pieces = Vec::new();
+    if start > 0 {
+        pieces.push(part(0, start)?);
+    }
+    pieces.push(src);
+    if end < size {
+        pieces.push(part(end, size)?);
+    }
+    let refs: Vec<&TValue> = pieces.iter().collect();
+    Ok(e.concatenate(&refs, dim as i64)?)
 }
 
 /// `slice_scatter(self, src, dim, start, end, step)`.
@@ -541,6 +571,9 @@ fn slice_scatter(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     }
     if positions.is_empty() {
         return Ok(vec![x.clone()]);
+    }
+    if step == 1 {
+        return Ok(vec![write_run(e, x, dim, start, src)?]);
     }
     Ok(vec![scatter_slices(e, x, dim, &positions, src)?])
 }
