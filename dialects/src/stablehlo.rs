@@ -692,6 +692,31 @@ impl<'c> Emitter<'c> {
         )
     }
 
+    /// `x[.., start:limit:stride, ..]` along `dim`, every other dimension whole.
+    pub fn slice_in_dim(
+        &self,
+        x: &TValue,
+        dim: usize,
+        start: i64,
+        limit: i64,
+        stride: i64,
+    ) -> Result<TValue> {
+        let r = x.rank();
+        if dim >= r {
+            return Err(DialectError::invalid(
+                "stablehlo.slice",
+                format!("dimension {dim} of a rank-{r} tensor"),
+            ));
+        }
+        let mut starts = vec![0; r];
+        let mut limits = x.shape().to_vec();
+        let mut strides = vec![1; r];
+        starts[dim] = start;
+        limits[dim] = limit;
+        strides[dim] = stride;
+        self.slice(x, &starts, &limits, &strides)
+    }
+
     pub fn concatenate(&self, xs: &[&TValue], dim: i64) -> Result<TValue> {
         let tys: Vec<&TensorType> = xs.iter().map(|x| &x.ty).collect();
         let out = infer_concatenate(&tys, dim)?;

@@ -30,7 +30,6 @@ use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
 use rustc_hash::FxHashMap;
-use tpuc_dialects::stablehlo::attr_list_field;
 use tpuc_dialects::TensorType;
 use tpuc_runtime::DType;
 
@@ -222,14 +221,6 @@ fn is_broadcast_of_constant(op: MlirOperation) -> bool {
 
 fn elements(shape: &[i64]) -> usize {
     shape.iter().product::<i64>().max(0) as usize
-}
-
-fn strides(shape: &[i64]) -> Vec<usize> {
-    let mut s = vec![1usize; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1] * shape[d + 1] as usize;
-    }
-    s
 }
 
 fn unflatten(mut i: usize, shape: &[i64]) -> Vec<i64> {
@@ -525,7 +516,7 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
             if dims.len() != x.ty.rank() || dims.iter().any(|&d| d < 0 || d as usize >= ty.rank()) {
                 return None;
             }
-            let st = strides(&x.ty.shape);
+            let st = ir::row_major_strides(&x.ty.shape);
             let at: Vec<usize> = (0..elements(&ty.shape))
                 .map(|i| {
                     let idx = unflatten(i, &ty.shape);
@@ -554,7 +545,7 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
             {
                 return None;
             }
-            let st = strides(&x.ty.shape);
+            let st = ir::row_major_strides(&x.ty.shape);
             let at: Vec<usize> = (0..elements(&ty.shape))
                 .map(|i| {
                     let idx = unflatten(i, &ty.shape);
@@ -575,7 +566,7 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
             if x.ty.rank() != r || start.len() != r || step.len() != r {
                 return None;
             }
-            let st = strides(&x.ty.shape);
+            let st = ir::row_major_strides(&x.ty.shape);
             let at: Vec<usize> = (0..elements(&ty.shape))
                 .map(|i| {
                     let idx = unflatten(i, &ty.shape);
@@ -604,7 +595,7 @@ fn eval(op: MlirOperation, known: &FxHashMap<usize, Lit>) -> Option<Vec<Lit>> {
                 let mut idx = unflatten(i, &ty.shape);
                 let k = offsets.iter().rposition(|&o| o <= idx[dim])?;
                 idx[dim] -= offsets[k];
-                flat_at.push((k, flatten(&idx, &strides(&args[k].ty.shape))));
+                flat_at.push((k, flatten(&idx, &ir::row_major_strides(&args[k].ty.shape))));
             }
             for (k, i) in flat_at {
                 out.push(pick(&args[k].v, &[i])?);
@@ -849,7 +840,7 @@ fn reduce_window_sum(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Optio
         return None;
     }
     let pad = padding(op, r)?;
-    let st = strides(&x.ty.shape);
+    let st = ir::row_major_strides(&x.ty.shape);
     let n = elements(&ty.shape);
     let window = elements(&dims);
     let sum_i = |vals: &[i128], init: i128, i: usize| -> i128 {
@@ -896,25 +887,18 @@ fn gather(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Option<Lit> {
     let Vals::I(idx_vals) = expand(&indices.v, elements(&indices.ty.shape)) else {
         return None;
     };
-    let dn = ir::attribute_text(op, "dimension_numbers")?;
-    if dn.contains("batching_dims") {
-        return None;
-    }
-    let offset_dims = attr_list_field(&dn, "offset_dims");
-    let collapsed = attr_list_field(&dn, "collapsed_slice_dims");
-    let start_map = attr_list_field(&dn, "start_index_map");
-    let ivd: i64 = dn
-        .split("index_vector_dim = ")
-        .nth(1)?
-        .split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()?;
-    let slice_sizes = ir::i64_array(op, "slice_sizes")?;
+    let ir::GatherDims {
+        offset_dims,
+        collapsed,
+        start_map,
+        index_vector_dim,
+        slice_sizes,
+    } = ir::gather_dims(op)?;
+    let ivd = index_vector_dim as i64;
     let or = operand.ty.rank();
     let ishape = &indices.ty.shape;
-    let ist = strides(ishape);
-    let ost = strides(&operand.ty.shape);
+    let ist = ir::row_major_strides(ishape);
+    let ost = ir::row_major_strides(&operand.ty.shape);
     let batch_dims: Vec<usize> = (0..ty.rank())
         .filter(|d| !offset_dims.contains(&(*d as i64)))
         .collect();

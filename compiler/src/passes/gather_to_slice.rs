@@ -25,7 +25,6 @@
 use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
-use tpuc_dialects::stablehlo::attr_list_field;
 use tpuc_dialects::TensorType;
 
 use super::{ir, Pass};
@@ -57,36 +56,6 @@ impl Pass for GatherToSlice {
         }
         Ok(module)
     }
-}
-
-/// The dimension numbers of a gather that this pass can read.
-struct Dims {
-    offset_dims: Vec<i64>,
-    collapsed: Vec<i64>,
-    start_map: Vec<i64>,
-    index_vector_dim: usize,
-    slice_sizes: Vec<i64>,
-}
-
-fn dims(op: MlirOperation) -> Option<Dims> {
-    let dn = ir::attribute_text(op, "dimension_numbers")?;
-    if dn.contains("batching_dims") {
-        return None;
-    }
-    let index_vector_dim = dn
-        .split("index_vector_dim = ")
-        .nth(1)?
-        .split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()?;
-    Some(Dims {
-        offset_dims: attr_list_field(&dn, "offset_dims"),
-        collapsed: attr_list_field(&dn, "collapsed_slice_dims"),
-        start_map: attr_list_field(&dn, "start_index_map"),
-        index_vector_dim,
-        slice_sizes: ir::i64_array(op, "slice_sizes")?,
-    })
 }
 
 /// The values of a constant index tensor of `count` elements, splats expanded.
@@ -126,7 +95,7 @@ fn rewrite(op: MlirOperation) -> Option<()> {
         ir::tensor_type(indices)?,
         ir::tensor_type(out)?,
     );
-    let d = dims(op)?;
+    let d = ir::gather_dims(op)?;
     let (or, rr) = (ot.shape.len(), rt.shape.len());
     let ivd = d.index_vector_dim;
     // Batch dimensions: the result's that are not offset dims, in order, and the index
@@ -162,7 +131,7 @@ fn rewrite(op: MlirOperation) -> Option<()> {
     }
     let values = constant_indices(indices, count)?;
     let batch_shape: Vec<i64> = batch_dims.iter().map(|&r| rt.shape[r]).collect();
-    let strides = row_major_strides(&it.shape);
+    let strides = ir::row_major_strides(&it.shape);
     let at = |b: &[i64], k: usize| -> i64 {
         let mut flat = 0;
         let mut bi = b.iter();
@@ -172,9 +141,9 @@ fn rewrite(op: MlirOperation) -> Option<()> {
             } else {
                 *bi.next().unwrap_or(&0)
             };
-            flat += coord * s;
+            flat += coord as usize * s;
         }
-        values[flat as usize]
+        values[flat]
     };
 
     // Classify each component from the origin and its unit steps, then check every
@@ -322,14 +291,6 @@ fn rewrite(op: MlirOperation) -> Option<()> {
     )?;
     ir::replace_uses(out, y);
     Some(())
-}
-
-fn row_major_strides(shape: &[i64]) -> Vec<i64> {
-    let mut s = vec![1i64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1];
-    }
-    s
 }
 
 /// Steps `b` to the next position of `shape` in row-major order; false after the last.

@@ -630,3 +630,45 @@ pub fn block_parent(block: MlirBlock) -> MlirOperation {
     // SAFETY: `block` is live and attached to an op.
     unsafe { mlir_sys::mlirBlockGetParentOperation(block) }
 }
+
+/// The dimension numbers of a `stablehlo.gather` without batching dimensions (the
+/// form tpuc's lowerings emit); `None` for one with batching dimensions or that does
+/// not parse.
+pub struct GatherDims {
+    pub offset_dims: Vec<i64>,
+    pub collapsed: Vec<i64>,
+    pub start_map: Vec<i64>,
+    pub index_vector_dim: usize,
+    pub slice_sizes: Vec<i64>,
+}
+
+pub fn gather_dims(op: MlirOperation) -> Option<GatherDims> {
+    use tpuc_dialects::stablehlo::attr_list_field;
+    let dn = attribute_text(op, "dimension_numbers")?;
+    if dn.contains("batching_dims") {
+        return None;
+    }
+    let index_vector_dim = dn
+        .split("index_vector_dim = ")
+        .nth(1)?
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()?;
+    Some(GatherDims {
+        offset_dims: attr_list_field(&dn, "offset_dims"),
+        collapsed: attr_list_field(&dn, "collapsed_slice_dims"),
+        start_map: attr_list_field(&dn, "start_index_map"),
+        index_vector_dim,
+        slice_sizes: i64_array(op, "slice_sizes")?,
+    })
+}
+
+/// Row-major strides, in elements, of `shape`.
+pub fn row_major_strides(shape: &[i64]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * shape[d + 1] as usize;
+    }
+    s
+}

@@ -532,24 +532,16 @@ fn select_scatter(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
 /// as the concatenation of the untouched parts and `src`: the same values as a scatter
 /// at those positions, in a form XLA fuses with what produces and reads it.
 fn write_run(e: &Emitter, x: &TValue, dim: usize, start: i64, src: &TValue) -> LResult<TValue> {
-    let r = x.rank();
     let size = x.shape()[dim];
     let end = start + src.shape()[dim];
-    let part = |from: i64, to: i64| {
-        let mut lo = vec![0; r];
-        let mut hi = x.shape().to_vec();
-        lo[dim] = from;
-        hi[dim] = to;
-        e.slice(x, &lo, &hi, &vec![1; r])
-    };
     let src = e.convert(src, x.dtype())?;
     let mut pieces = Vec::new();
     if start > 0 {
-        pieces.push(part(0, start)?);
+        pieces.push(e.slice_in_dim(x, dim, 0, start, 1)?);
     }
     pieces.push(src);
     if end < size {
-        pieces.push(part(end, size)?);
+        pieces.push(e.slice_in_dim(x, dim, end, size, 1)?);
     }
     let refs: Vec<&TValue> = pieces.iter().collect();
     Ok(e.concatenate(&refs, dim as i64)?)

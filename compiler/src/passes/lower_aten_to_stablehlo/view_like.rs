@@ -160,13 +160,7 @@ fn slice(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     if step < 1 {
         return Err(LowerError::Invalid("slice step must be positive".into()));
     }
-    let mut starts = vec![0; x.rank()];
-    let mut limits = x.shape().to_vec();
-    let mut strides = vec![1; x.rank()];
-    starts[dim] = start;
-    limits[dim] = end;
-    strides[dim] = step;
-    Ok(vec![e.slice(x, &starts, &limits, &strides)?])
+    Ok(vec![e.slice_in_dim(x, dim, start, end, step)?])
 }
 
 fn narrow(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
@@ -176,11 +170,7 @@ fn narrow(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let start = op.int("start")?;
     let start = if start < 0 { start + size } else { start };
     let length = op.int("length")?;
-    let mut starts = vec![0; x.rank()];
-    let mut limits = x.shape().to_vec();
-    starts[dim] = start;
-    limits[dim] = start + length;
-    Ok(vec![e.slice(x, &starts, &limits, &vec![1; x.rank()])?])
+    Ok(vec![e.slice_in_dim(x, dim, start, start + length, 1)?])
 }
 
 fn select(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
@@ -194,11 +184,7 @@ fn select(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             "index {index} out of range for dimension of size {size}"
         )));
     }
-    let mut starts = vec![0; x.rank()];
-    let mut limits = x.shape().to_vec();
-    starts[dim] = index;
-    limits[dim] = index + 1;
-    let s = e.slice(x, &starts, &limits, &vec![1; x.rank()])?;
+    let s = e.slice_in_dim(x, dim, index, index + 1, 1)?;
     Ok(vec![e.reshape(&s, &op.result(0)?.shape)?])
 }
 
@@ -253,11 +239,7 @@ fn split(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             )));
         }
         let len = ty.shape[dim];
-        let mut starts = vec![0; x.rank()];
-        let mut limits = x.shape().to_vec();
-        starts[dim] = offset;
-        limits[dim] = offset + len;
-        out.push(e.slice(x, &starts, &limits, &vec![1; x.rank()])?);
+        out.push(e.slice_in_dim(x, dim, offset, offset + len, 1)?);
         offset += len;
     }
     if offset != x.shape()[dim] {
@@ -273,11 +255,7 @@ fn unbind(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let dim = norm_dim(op.int_or("dim", 0), x.rank())? as usize;
     let mut out = Vec::new();
     for (i, ty) in op.results.iter().enumerate() {
-        let mut starts = vec![0; x.rank()];
-        let mut limits = x.shape().to_vec();
-        starts[dim] = i as i64;
-        limits[dim] = i as i64 + 1;
-        let s = e.slice(x, &starts, &limits, &vec![1; x.rank()])?;
+        let s = e.slice_in_dim(x, dim, i as i64, i as i64 + 1, 1)?;
         out.push(e.reshape(&s, &ty.shape)?);
     }
     Ok(out)
