@@ -22,7 +22,7 @@
 // STDIN: "stablehlo.select"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-gather-to-slice, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-dce, stablehlo-cse, stablehlo-propagate-sharding, verify-stablehlo
+// UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-gather-to-slice, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-merge-dots, stablehlo-dce, stablehlo-cse, stablehlo-propagate-sharding, verify-stablehlo
 
 // LIST: aten-outline-composites
 // LIST-NEXT: lower-aten-to-stablehlo
@@ -35,6 +35,7 @@
 // LIST-NEXT: stablehlo-fold-transpose
 // LIST-NEXT: stablehlo-outline-composites
 // LIST-NEXT: stablehlo-fold-batch-reshape
+// LIST-NEXT: stablehlo-merge-dots
 // LIST-NEXT: stablehlo-dce
 // LIST-NEXT: stablehlo-cse
 // LIST-NEXT: stablehlo-propagate-sharding

@@ -28,8 +28,10 @@ pub struct CompileArgs {
     weights_as_inputs: bool,
     /// Optimization level: 0 (lowering only), 1 (StableHLO cleanup: dead code,
     /// identical ops merged), 2 (also constants folded, exact simplification,
-    /// transposes folded into matmuls, and softmax, norms, GELU, SiLU and attention
-    /// as stablehlo.composite ops; the default).
+    /// transposes folded into matmuls, softmax, norms, GELU, SiLU and attention
+    /// as stablehlo.composite ops, and in an unsharded artifact the weights of
+    /// matmuls of one input, such as Q/K/V projections, stored packed as one matmul;
+    /// the default).
     #[arg(short = 'O', default_value = "2", value_parser = ["0", "1", "2"])]
     opt_level: String,
     /// Print the module (with node locations) to stderr after these passes

@@ -637,6 +637,7 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
             shape: vec![4, 3],
             weight: None,
             zero_filled: false,
+            packed: None,
             sharding: Some(rows.clone()),
         }],
         outputs: vec![TensorSpec {

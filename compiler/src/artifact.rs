@@ -124,7 +124,8 @@ impl<'m> WeightsFile<'m> {
 }
 
 struct WeightEntry {
-    arg: String,
+    /// The graph inputs whose bytes it holds, in order (several for a packed weight).
+    sources: Vec<String>,
     key: String,
     dtype: DType,
     shape: Vec<i64>,
@@ -133,6 +134,66 @@ struct WeightEntry {
 
 /// Writes the safetensors file, streaming each weight; returns its checksum and the
 /// number of zero-filled weights.
+/// The argument and weight entry of a packed weight: the parameters at `sources`
+/// (graph input positions) concatenated along dimension 0, named and keyed by their
+/// names joined with `+`.
+fn packed_weight(
+    model: &ExportedModel,
+    sources: &[usize],
+) -> Result<(Argument, WeightEntry), CompileError> {
+    let graph = &model.graph;
+    let mut names = Vec::new();
+    let mut keys = Vec::new();
+    let mut shape: Option<Vec<i64>> = None;
+    let mut dtype = None;
+    for &i in sources {
+        let spec = graph.inputs.get(i).ok_or_else(|| {
+            CompileError::Internal(format!("packed weight source {i} is not an input"))
+        })?;
+        let meta = &graph.tensors[&spec.name];
+        names.push(spec.name.clone());
+        keys.push(spec.target.clone().unwrap_or_else(|| spec.name.clone()));
+        match &mut shape {
+            None => shape = Some(meta.shape.clone()),
+            Some(s) if s.len() == meta.shape.len() && s[1..] == meta.shape[1..] => {
+                s[0] += meta.shape[0];
+            }
+            Some(_) => {
+                return Err(CompileError::Internal(format!(
+                    "packed weight sources disagree in shape at `{}`",
+                    spec.name
+                )))
+            }
+        }
+        dtype = Some(meta.dtype);
+    }
+    let (Some(shape), Some(dtype)) = (shape, dtype) else {
+        return Err(CompileError::Internal(
+            "a packed weight without sources".into(),
+        ));
+    };
+    let key = keys.join("+");
+    let n: i64 = shape.iter().product();
+    let entry = WeightEntry {
+        sources: names.clone(),
+        key: key.clone(),
+        dtype,
+        shape: shape.clone(),
+        bytes: n as u64 * dtype.size_in_bytes() as u64,
+    };
+    let argument = Argument {
+        name: names.join("+"),
+        kind: ArgumentKind::Parameter,
+        dtype,
+        shape,
+        weight: Some(key),
+        zero_filled: !model.has_weights(),
+        packed: Some(keys),
+        sharding: None,
+    };
+    Ok((argument, entry))
+}
+
 fn write_safetensors(
     model: &ExportedModel,
     entries: &[WeightEntry],
@@ -219,15 +280,17 @@ fn write_weights<'m>(
     options.report(Progress::Weights { done: 0, total });
     for e in sorted {
         let before = w.written;
-        if let Some(range) = model.weight_range(&e.arg).map_err(stream_err)? {
-            w.copy(&range).map_err(&err)?;
-            options.report(Progress::Weights {
-                done: w.written - start,
-                total,
-            });
-        } else {
+        for arg in &e.sources {
+            if let Some(range) = model.weight_range(arg).map_err(stream_err)? {
+                w.copy(&range).map_err(&err)?;
+                options.report(Progress::Weights {
+                    done: w.written - start,
+                    total,
+                });
+                continue;
+            }
             let found = model
-                .stream_weight(&e.arg, &mut |chunk| {
+                .stream_weight(arg, &mut |chunk| {
                     w.write(chunk)?;
                     options.report(Progress::Weights {
                         done: w.written - start,
@@ -238,8 +301,11 @@ fn write_weights<'m>(
                 .map_err(stream_err)?;
             if !found {
                 zero_filled += 1;
-                let zeros = vec![0u8; (1 << 16).min(e.bytes as usize)];
-                let mut left = e.bytes;
+                let meta = &model.graph.tensors[arg];
+                let bytes =
+                    meta.shape.iter().product::<i64>() as u64 * meta.dtype.size_in_bytes() as u64;
+                let zeros = vec![0u8; (1 << 16).min(bytes as usize)];
+                let mut left = bytes;
                 while left > 0 {
                     let n = left.min(zeros.len() as u64) as usize;
                     w.write(&zeros[..n]).map_err(&err)?;
@@ -267,13 +333,16 @@ pub struct Partitioned {
     pub outputs: Vec<tpuc_runtime::sharding::TensorSharding>,
 }
 
-/// Writes the artifact for `model` with the StableHLO `program` to `output`.
+/// Writes the artifact for `model` with the StableHLO `program` to `output`. `origins`
+/// is `stablehlo-merge-dots`' record when it packed weights: for each argument of the
+/// program, the graph inputs it holds (several for a packed weight).
 pub fn write(
     model: &ExportedModel,
     program: &str,
     output: &Path,
     options: &CompileOptions,
     partitioned: Option<Partitioned>,
+    origins: Option<&[Vec<usize>]>,
 ) -> Result<CompileReport, CompileError> {
     check_output_path(&model.source, output)?;
     let graph = &model.graph;
@@ -284,7 +353,24 @@ pub fn write(
     // name; every argument that shares it names that key.
     let mut keys_by_identity: std::collections::HashMap<String, String> =
         std::collections::HashMap::new();
-    for spec in &graph.inputs {
+    let unpacked: Vec<Vec<usize>>;
+    let origins = match origins {
+        Some(o) => o,
+        None => {
+            unpacked = (0..graph.inputs.len()).map(|i| vec![i]).collect();
+            &unpacked
+        }
+    };
+    for sources in origins {
+        if sources.len() > 1 {
+            let (argument, entry) = packed_weight(model, sources)?;
+            arguments.push(argument);
+            weights.push(entry);
+            continue;
+        }
+        let spec = graph.inputs.get(sources[0]).ok_or_else(|| {
+            CompileError::Internal(format!("argument origin {} is not an input", sources[0]))
+        })?;
         let meta = &graph.tensors[&spec.name];
         let kind = match spec.kind {
             InputKind::Parameter => ArgumentKind::Parameter,
@@ -307,7 +393,7 @@ pub fn write(
             }
             let n: i64 = meta.shape.iter().product();
             weights.push(WeightEntry {
-                arg: spec.name.clone(),
+                sources: vec![spec.name.clone()],
                 key: key.clone(),
                 dtype: meta.dtype,
                 shape: meta.shape.clone(),
@@ -325,6 +411,7 @@ pub fn write(
             shape: meta.shape.clone(),
             weight: is_weight.then_some(key),
             zero_filled: is_weight && !model.has_weights(),
+            packed: None,
             sharding: partitioned
                 .as_ref()
                 .and_then(|p| p.arguments.get(arguments.len()).cloned()),

@@ -393,15 +393,17 @@ fn lower_timed<'c>(
     options: &CompileOptions,
     watch: &mut Stopwatch,
 ) -> Result<Module<'c>, CompileError> {
-    lower_sharded(ctx, model, options, watch).map(|(m, _)| m)
+    lower_sharded(ctx, model, options, &[], watch).map(|(m, _)| m)
 }
 
 /// The pipeline, then (with [`CompileOptions::sharding`]) the seeds of the presets and
-/// `stablehlo-propagate-sharding`, whose decisions are taken off the module.
+/// `stablehlo-propagate-sharding`, whose decisions are taken off the module. The
+/// arguments at `packable` are weights `stablehlo-merge-dots` may pack.
 fn lower_sharded<'c>(
     ctx: &'c Context,
     model: &frontend::ExportedModel,
     options: &CompileOptions,
+    packable: &[usize],
     watch: &mut Stopwatch,
 ) -> Result<(Module<'c>, Option<ProgramShardings>), CompileError> {
     let mut module = import::import_graph(ctx, &model.graph)?;
@@ -412,6 +414,10 @@ fn lower_sharded<'c>(
         &options.custom_lowerings,
     );
     for pass in pipeline {
+        // Marked right before the pass: the lowering rebuilds `@main` without it.
+        if pass.name() == passes::merge_dots::NAME && !packable.is_empty() {
+            passes::merge_dots::mark_packable(&module, packable)?;
+        }
         module = pass.run(ctx, module)?;
         watch.lap(pass.name());
         let wanted = options
@@ -456,7 +462,9 @@ pub fn compile(
     watch.lap("read");
     options.report(Progress::Lowering);
     let ctx = new_context();
-    let (module, shardings) = lower_sharded(&ctx, &model, options, &mut watch)?;
+    let packable = packable_weights(&model, options);
+    let (module, shardings) = lower_sharded(&ctx, &model, options, &packable, &mut watch)?;
+    let origins = passes::merge_dots::take_arg_origins(&module);
     let program = print_program(&module)?;
     watch.lap("print");
     let partitioned = match (&options.sharding, shardings) {
@@ -470,11 +478,45 @@ pub fn compile(
         }),
         _ => None,
     };
-    let mut report = artifact::write(&model, &program, output, options, partitioned)?;
+    let mut report = artifact::write(
+        &model,
+        &program,
+        output,
+        options,
+        partitioned,
+        origins.as_deref(),
+    )?;
     watch.lap("write");
     options.report(Progress::Done);
     report.timings = watch.times;
     Ok(report)
+}
+
+/// The `@main` arguments whose weights an artifact may store packed for
+/// `stablehlo-merge-dots`: at `-O2`, in an unsharded compile of a model with its
+/// weights, the parameters that share their storage with no other argument. (Packing
+/// changes the program's signature, so the StableHLO-only outputs never do it, and a
+/// sharded compile keeps each weight whole for its sharding.)
+fn packable_weights(model: &frontend::ExportedModel, options: &CompileOptions) -> Vec<usize> {
+    if options.opt_level < passes::OptLevel::O2
+        || options.sharding.is_some()
+        || !model.has_weights()
+    {
+        return Vec::new();
+    }
+    let inputs = &model.graph.inputs;
+    let identities: Vec<Option<String>> = inputs
+        .iter()
+        .map(|spec| model.weight_identity(&spec.name))
+        .collect();
+    let shared = |i: usize| {
+        identities[i]
+            .as_ref()
+            .is_some_and(|id| identities.iter().filter(|o| o.as_ref() == Some(id)).count() > 1)
+    };
+    (0..inputs.len())
+        .filter(|&i| inputs[i].kind == frontend::graph::InputKind::Parameter && !shared(i))
+        .collect()
 }
 
 /// Compiles to StableHLO text only (`tpuc compile --emit mlir`), with the stage times.

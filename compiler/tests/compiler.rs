@@ -169,6 +169,81 @@ fn compiling_twice_gives_byte_identical_artifacts() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// At -O2 an artifact stores the attention projections of one input packed
+/// (`stablehlo-merge-dots`): BERT's query, key and value weights become one argument
+/// whose bytes are the three originals one after another (checked against the -O1
+/// artifact, which keeps them apart), named in the manifest's `packed`, with the
+/// same outputs as -O1. `--emit mlir` never packs: its signature is the graph's.
+#[test]
+fn attention_weights_are_stored_packed_in_artifacts() {
+    use tpuc_compiler::passes::OptLevel;
+    let out = temp_dir("packed");
+    let model = model_path("bert", "core");
+    let o1 = CompileOptions {
+        opt_level: OptLevel::O1,
+        ..CompileOptions::default()
+    };
+    tpuc_compiler::compile(&model, &out.join("o2"), &CompileOptions::default()).unwrap();
+    tpuc_compiler::compile(&model, &out.join("o1"), &o1).unwrap();
+    let m2 = tpuc_runtime::session::read_manifest(&out.join("o2")).unwrap();
+    let m1 = tpuc_runtime::session::read_manifest(&out.join("o1")).unwrap();
+    let w2 =
+        tpuc_runtime::safetensors::SafeTensors::open(out.join("o2/weights.safetensors")).unwrap();
+    let w1 =
+        tpuc_runtime::safetensors::SafeTensors::open(out.join("o1/weights.safetensors")).unwrap();
+    let packed: Vec<_> = m2.arguments.iter().filter(|a| a.packed.is_some()).collect();
+    assert!(
+        !packed.is_empty(),
+        "no packed weight in bert's -O2 artifact"
+    );
+    let mut replaced = 0;
+    for a in &packed {
+        let names = a.packed.as_ref().unwrap();
+        assert_eq!(names.len(), 3, "{}: {names:?}", a.name);
+        assert!(names[0].ends_with("query.weight") && names[2].ends_with("value.weight"));
+        let mut bytes = Vec::new();
+        let mut rows = 0;
+        for n in names {
+            let v = w1.view(n).unwrap();
+            rows += v.shape[0];
+            bytes.extend_from_slice(v.data);
+        }
+        let got = w2.view(a.weight.as_deref().unwrap()).unwrap();
+        assert_eq!(got.shape[0], rows);
+        assert_eq!(got.shape[1..], a.shape[1..]);
+        assert!(
+            got.data == bytes.as_slice(),
+            "{}: packed bytes differ",
+            a.name
+        );
+        replaced += names.len();
+    }
+    assert_eq!(
+        m2.arguments.len() + replaced - packed.len(),
+        m1.arguments.len()
+    );
+    let inputs: Vec<_> = sorted_npy(&repo().join("testdata/models/bert/inputs"))
+        .iter()
+        .map(|p| tpuc_runtime::npy::read_npy(p).unwrap())
+        .collect();
+    let run = |dir: &str| {
+        Session::load(out.join(dir), client())
+            .unwrap()
+            .run(&inputs)
+            .unwrap()
+    };
+    for (a, b) in run("o2").iter().zip(&run("o1")) {
+        let (rtol, atol) = default_tolerances(b.dtype);
+        let c = compare(a, b, rtol, atol);
+        assert!(c.passed(), "-O2 against -O1: {c:?}");
+    }
+    let (text, _) = tpuc_compiler::compile_to_mlir(&model, &CompileOptions::default()).unwrap();
+    assert!(!text.contains("tpuc.arg_origins") && !text.contains("tpuc.packable"));
+    let program = std::fs::read_to_string(out.join("o2/program.mlir")).unwrap();
+    assert!(!program.contains("tpuc.arg_origins") && !program.contains("tpuc.packable"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 #[test]
 fn manifest_describes_the_signature() {
     let out = temp_dir("manifest");

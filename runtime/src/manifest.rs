@@ -243,6 +243,11 @@ pub struct Argument {
     /// and was written as zeros.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zero_filled: bool,
+    /// For a weight the compiler packed: the state-dict names of the weights it holds,
+    /// concatenated along dimension 0 in this order (`stablehlo-merge-dots`: one matmul
+    /// where the model had one per weight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packed: Option<Vec<String>>,
     /// Its sharding on the mesh of [`Manifest::partitioning`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sharding: Option<TensorSharding>,

@@ -550,6 +550,7 @@ fn partitioned_sessions_run_on_their_mesh() {
                 shape: shape.to_vec(),
                 weight: weight.map(String::from),
                 zero_filled: false,
+                packed: None,
                 sharding: Some(s.clone()),
             };
         let manifest = Manifest {
@@ -953,6 +954,7 @@ fn write_artifact(dir: &Path) -> Manifest {
         shape: shape.to_vec(),
         weight: weight.map(String::from),
         zero_filled: false,
+        packed: None,
         sharding: None,
     };
     let manifest = Manifest {

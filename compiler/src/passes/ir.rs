@@ -672,3 +672,123 @@ pub fn row_major_strides(shape: &[i64]) -> Vec<usize> {
     }
     s
 }
+
+/// `name = value` for one attribute of an op's dictionary, as printed.
+pub fn named_attribute_text(a: mlir_sys::MlirNamedAttribute) -> String {
+    // SAFETY: the identifier and attribute belong to the context, which outlives this
+    // call.
+    unsafe {
+        let name = text(mlir_sys::mlirIdentifierStr(a.name));
+        format!("{name} = {}", melior::ir::Attribute::from_raw(a.attribute))
+    }
+}
+
+/// Removes attribute `name` of `op` (nothing when it is not set).
+pub fn remove_attribute(op: MlirOperation, name: &str) {
+    // SAFETY: `op` is live; the string outlives the call.
+    unsafe {
+        mlir_sys::mlirOperationRemoveAttributeByName(op, string_ref(name));
+    }
+}
+
+/// The position of `v` among `block`'s arguments, when it is one of them.
+pub fn block_argument_index(v: MlirValue, block: MlirBlock) -> Option<usize> {
+    // SAFETY: `v` is live; its owner is read only when it is a block argument.
+    unsafe {
+        (mlir_sys::mlirValueIsABlockArgument(v)
+            && mlir_sys::mlirBlockEqual(mlir_sys::mlirBlockArgumentGetOwner(v), block))
+        .then(|| mlir_sys::mlirBlockArgumentGetArgNumber(v) as usize)
+    }
+}
+
+/// Inserts an argument of type `ty` at position `at` of `block`; returns it.
+pub fn insert_block_argument(
+    block: MlirBlock,
+    at: usize,
+    ty: mlir_sys::MlirType,
+    loc: MlirLocation,
+) -> MlirValue {
+    // SAFETY: `block` is live and `at` at most its argument count (the caller's
+    // positions come from its arguments).
+    unsafe { mlir_sys::mlirBlockInsertArgument(block, at as isize, ty, loc) }
+}
+
+/// Erases argument `at` of `block`, which must have no uses left.
+pub fn erase_block_argument(block: MlirBlock, at: usize) {
+    // SAFETY: `at` is a position of a live block's argument without uses.
+    unsafe { mlir_sys::mlirBlockEraseArgument(block, at as std::os::raw::c_uint) }
+}
+
+/// A copy of `op` (attributes, operands and result types kept) inserted before `anchor`.
+pub fn clone_before(op: MlirOperation, anchor: MlirOperation) -> MlirOperation {
+    // SAFETY: both ops are live; the clone is handed to `anchor`'s block, which owns it.
+    unsafe {
+        let new = mlir_sys::mlirOperationClone(op);
+        mlir_sys::mlirBlockInsertOwnedOperationBefore(parent_block(anchor), anchor, new);
+        new
+    }
+}
+
+/// Changes the type of result `i` of `op`.
+pub fn set_result_type(op: MlirOperation, i: isize, ty: mlir_sys::MlirType) {
+    // SAFETY: `i` is below the result count of a live op.
+    unsafe { mlir_sys::mlirValueSetType(result(op, i), ty) }
+}
+
+/// Sets the `function_type` of `func` to its entry `block`'s argument types and the
+/// results it had; false when `func` has no function type.
+pub fn set_function_argument_types(func: MlirOperation, block: MlirBlock) -> bool {
+    let Some(old) = attribute(func, "function_type") else {
+        return false;
+    };
+    let args: Vec<mlir_sys::MlirType> =
+        block_arguments(block).into_iter().map(value_type).collect();
+    // SAFETY: the attribute is checked to be a type attribute holding a function type
+    // before it is read; the arrays outlive the call.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsAType(old) {
+            return false;
+        }
+        let fty = mlir_sys::mlirTypeAttrGetValue(old);
+        if !mlir_sys::mlirTypeIsAFunction(fty) {
+            return false;
+        }
+        let results: Vec<mlir_sys::MlirType> = (0..mlir_sys::mlirFunctionTypeGetNumResults(fty))
+            .map(|i| mlir_sys::mlirFunctionTypeGetResult(fty, i))
+            .collect();
+        let ctx = mlir_sys::mlirOperationGetContext(func);
+        let new = mlir_sys::mlirFunctionTypeGet(
+            ctx,
+            args.len() as isize,
+            args.as_ptr(),
+            results.len() as isize,
+            results.as_ptr(),
+        );
+        mlir_sys::mlirOperationSetAttributeByName(
+            func,
+            string_ref("function_type"),
+            mlir_sys::mlirTypeAttrGet(new),
+        );
+    }
+    true
+}
+
+/// The elements of an array attribute of `array<i64: ...>` attributes.
+pub fn i64_array_list(a: mlir_sys::MlirAttribute) -> Option<Vec<Vec<i64>>> {
+    // SAFETY: each accessor is guarded by the matching attribute kind test.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsAArray(a) {
+            return None;
+        }
+        (0..mlir_sys::mlirArrayAttrGetNumElements(a))
+            .map(|i| {
+                let e = mlir_sys::mlirArrayAttrGetElement(a, i);
+                mlir_sys::mlirAttributeIsADenseI64Array(e).then(|| {
+                    (0..mlir_sys::mlirDenseArrayGetNumElements(e))
+                        .map(|j| mlir_sys::mlirDenseI64ArrayGetElement(e, j))
+                        .collect()
+                })
+            })
+            .collect()
+    }
+}

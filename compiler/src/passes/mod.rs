@@ -15,6 +15,7 @@ pub mod gather_to_slice;
 mod ir;
 pub mod lower_aten_to_stablehlo;
 pub mod matmul_precision;
+pub mod merge_dots;
 pub mod outline_aten_composites;
 pub mod propagate_sharding;
 pub mod simplify;
@@ -100,6 +101,7 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
         Box::new(fold_transpose::FoldTranspose),
         Box::new(composites::OutlineComposites),
         Box::new(fold_batch_reshape::FoldBatchReshape),
+        Box::new(merge_dots::MergeDots),
         Box::new(dce::StablehloDce),
         Box::new(cse::StablehloCse),
         Box::new(propagate_sharding::PropagateSharding),
@@ -139,6 +141,8 @@ pub fn pipeline_for(
         // constants the composites copied are then dead.
         passes.push(Box::new(composites::OutlineComposites));
         passes.push(Box::new(fold_batch_reshape::FoldBatchReshape));
+        // Packs only the weights the caller marked (`compile` does, for artifacts).
+        passes.push(Box::new(merge_dots::MergeDots));
         passes.push(Box::new(dce::StablehloDce));
     }
     passes.push(Box::new(verify_stablehlo::VerifyStablehlo));

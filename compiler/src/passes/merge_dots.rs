@@ -1,0 +1,286 @@
+//! `stablehlo-merge-dots`: `dot_general`s that read the same input and each multiply it
+//! by a weight of their own become one `dot_general` over the weights packed into one
+//! tensor, followed by a `slice` per original result.
+//!
+//! Attention projections are the common case: `q = x·Wqᵀ`, `k = x·Wkᵀ`, `v = x·Wvᵀ` are
+//! three matmuls of one `x` (BERT, Llama, T5, ViT, Whisper...). XLA runs each dot as a
+//! kernel of its own; one dot over `[Wq; Wk; Wv]` is one kernel computing the same
+//! products and sums for every output element (in the order the matmul kernel picks
+//! for the wider shape, as for any matmul), and the slices fuse into what reads them. The
+//! packed weight has to be a weight of the artifact, written packed at compile time:
+//! concatenating it in the program would copy every weight on every call. So the pass
+//! only packs the function arguments its caller lists, and says what it did:
+//!
+//! - in: the function carries `tpuc.packable = array<i64: ...>`, the indices of the
+//!   arguments that are weights the artifact stores (the driver, `compile`, sets it for
+//!   parameters at `-O2` when the compile is not sharded; without it the pass does
+//!   nothing);
+//! - out: `tpuc.packable` is removed; when something was packed, the function carries
+//!   `tpuc.arg_origins = [array<i64: ...>, ...]`, one entry per argument of the new
+//!   signature listing the original arguments it holds (one index for an untouched
+//!   argument, several for a packed weight, concatenated along dimension 0 in that
+//!   order). The driver takes it off and writes the weights that way.
+//!
+//! A dot joins a group when its right operand is a packable argument used by nothing
+//! else, it has no batch dimensions and does not contract that argument's dimension 0
+//! (which becomes its output dimension), and it matches the other members in left
+//! operand, attributes (dimension numbers, precision) and the argument's type apart
+//! from dimension 0. Dots on anything else, weights with other users (the packed copy
+//! would be stored next to the original) and batched dots are left alone.
+
+use melior::ir::Module;
+use melior::Context;
+use mlir_sys::{MlirOperation, MlirValue};
+use tpuc_dialects::stablehlo::DotDims;
+use tpuc_dialects::TensorType;
+
+use super::{ir, Pass};
+use crate::CompileError;
+
+pub struct MergeDots;
+
+pub const NAME: &str = "stablehlo-merge-dots";
+/// The function attribute naming the arguments the pass may pack.
+pub const PACKABLE: &str = "tpuc.packable";
+/// The function attribute the pass leaves: each new argument's original arguments.
+pub const ARG_ORIGINS: &str = "tpuc.arg_origins";
+
+impl Pass for MergeDots {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn description(&self) -> &'static str {
+        "dots of one input by weights of their own as one dot over the weights packed (arguments listed in tpuc.packable)"
+    }
+    fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
+        for (_, block) in ir::named_function_blocks(&module) {
+            let Some(block) = block else { continue };
+            let func = ir::block_parent(block);
+            let Some(packable) = ir::i64_array(func, PACKABLE) else {
+                continue;
+            };
+            ir::remove_attribute(func, PACKABLE);
+            merge_in(func, block, &packable)?;
+        }
+        Ok(module)
+    }
+}
+
+/// One dot of a group: the op, its weight argument and that argument's dimension 0.
+struct Member {
+    dot: MlirOperation,
+    weight: MlirValue,
+    rows: i64,
+}
+
+fn merge_in(
+    func: MlirOperation,
+    block: mlir_sys::MlirBlock,
+    packable: &[i64],
+) -> Result<(), CompileError> {
+    // Groups in the order of their first dot; members in program order.
+    let mut groups: Vec<(String, Vec<Member>)> = Vec::new();
+    for op in ir::block_ops(block) {
+        if ir::op_name(op) != "stablehlo.dot_general" {
+            continue;
+        }
+        let Some((key, member)) = candidate(op, block, packable) else {
+            continue;
+        };
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(member),
+            None => groups.push((key, vec![member])),
+        }
+    }
+    // One entry per current argument: the original arguments it holds.
+    let mut origins: Vec<Vec<i64>> = (0..ir::block_arguments(block).len() as i64)
+        .map(|i| vec![i])
+        .collect();
+    let mut packed_any = false;
+    for (_, members) in groups.into_iter().filter(|(_, m)| m.len() > 1) {
+        pack(block, &members, &mut origins)?;
+        packed_any = true;
+    }
+    if !packed_any {
+        return Ok(());
+    }
+    let entries: Vec<String> = origins
+        .iter()
+        .map(|o| {
+            let o: Vec<String> = o.iter().map(i64::to_string).collect();
+            format!("array<i64: {}>", o.join(", "))
+        })
+        .collect();
+    let ok = ir::set_function_argument_types(func, block)
+        && ir::set_attribute(func, ARG_ORIGINS, &format!("[{}]", entries.join(", ")));
+    if !ok {
+        return Err(CompileError::Internal(
+            "stablehlo-merge-dots: cannot update the function's signature".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The group key and member for `dot` when it may be packed.
+fn candidate(
+    dot: MlirOperation,
+    block: mlir_sys::MlirBlock,
+    packable: &[i64],
+) -> Option<(String, Member)> {
+    let operands = ir::operands(dot);
+    let (lhs, weight) = (operands[0], operands[1]);
+    let index = ir::block_argument_index(weight, block)?;
+    if !packable.contains(&(index as i64)) || ir::users(weight).len() != 1 {
+        return None;
+    }
+    let dims = DotDims::parse(&ir::attribute_text(dot, "dot_dimension_numbers")?);
+    if !dims.lhs_batch.is_empty() || !dims.rhs_batch.is_empty() || dims.rhs_contract.contains(&0) {
+        return None;
+    }
+    let w = ir::tensor_type(weight)?;
+    if w.shape.is_empty() || w.shape[0] <= 0 {
+        return None;
+    }
+    // Same left operand, same attributes, same weight type apart from dimension 0.
+    let attrs: Vec<String> = ir::named_attributes(dot)
+        .into_iter()
+        .map(ir::named_attribute_text)
+        .collect();
+    let key = format!(
+        "{:?}|{}|{}",
+        lhs.ptr,
+        attrs.join(","),
+        TensorType::new(&w.shape[1..], w.dtype).mlir()
+    );
+    let rows = w.shape[0];
+    Some((key, Member { dot, weight, rows }))
+}
+
+/// Replaces the dots of `members` by one dot over a new argument (inserted where the
+/// first of their weights was) and a slice per original result; erases the dots and
+/// their weight arguments, keeping `origins` in step with the arguments.
+fn pack(
+    block: mlir_sys::MlirBlock,
+    members: &[Member],
+    origins: &mut Vec<Vec<i64>>,
+) -> Result<(), CompileError> {
+    let internal = |what: &str| CompileError::Internal(format!("stablehlo-merge-dots: {what}"));
+    let first = members[0].dot;
+    let w0 = ir::tensor_type(members[0].weight).ok_or_else(|| internal("weight type"))?;
+    let total: i64 = members.iter().map(|m| m.rows).sum();
+    let mut packed_shape = w0.shape.clone();
+    packed_shape[0] = total;
+    let ctx = ir::context(first);
+    let packed_type = ir::parse_type(ctx, &TensorType::new(packed_shape, w0.dtype).mlir())
+        .ok_or_else(|| internal("packed type"))?;
+    let positions: Vec<usize> = members
+        .iter()
+        .map(|m| ir::block_argument_index(m.weight, block))
+        .collect::<Option<_>>()
+        .ok_or_else(|| internal("weight position"))?;
+    let at = *positions.iter().min().unwrap_or(&0);
+    let sources: Vec<i64> = positions.iter().flat_map(|&p| origins[p].clone()).collect();
+    let packed = ir::insert_block_argument(block, at, packed_type, ir::location(first));
+    origins.insert(at, sources);
+
+    // The dot over the packed weight: a copy of the first (its attributes kept).
+    let result0 = ir::result(first, 0);
+    let out = ir::tensor_type(result0).ok_or_else(|| internal("result type"))?;
+    let dims = DotDims::parse(
+        &ir::attribute_text(first, "dot_dimension_numbers").ok_or_else(|| internal("dims"))?,
+    );
+    // The result holds the left operand's free dimensions, then the weight's; the
+    // weight's dimension 0 is the first of its free dimensions.
+    let lhs_rank = ir::tensor_type(ir::operands(first)[0])
+        .ok_or_else(|| internal("lhs type"))?
+        .shape
+        .len();
+    let axis = lhs_rank - dims.lhs_contract.len();
+    let mut merged_shape = out.shape.clone();
+    merged_shape[axis] = total;
+    let merged_type = ir::parse_type(
+        ctx,
+        &TensorType::new(merged_shape.clone(), out.dtype).mlir(),
+    )
+    .ok_or_else(|| internal("merged type"))?;
+    let merged = ir::clone_before(first, first);
+    ir::set_operand(merged, 1, packed);
+    ir::set_result_type(merged, 0, merged_type);
+    let merged_out = ir::result(merged, 0);
+
+    let array = |v: &[i64]| {
+        let v: Vec<String> = v.iter().map(i64::to_string).collect();
+        format!("array<i64: {}>", v.join(", "))
+    };
+    let mut offset = 0;
+    for m in members {
+        let result = ir::result(m.dot, 0);
+        let mut start = vec![0; merged_shape.len()];
+        let mut limit = merged_shape.clone();
+        start[axis] = offset;
+        limit[axis] = offset + m.rows;
+        offset += m.rows;
+        let attrs = [
+            ("start_indices", array(&start)),
+            ("limit_indices", array(&limit)),
+            ("strides", array(&vec![1; merged_shape.len()])),
+        ];
+        let slice =
+            ir::insert_op_before(first, "stablehlo.slice", &[merged_out], &[result], &attrs)
+                .ok_or_else(|| internal("slice attributes"))?;
+        ir::replace_uses(result, ir::result(slice, 0));
+    }
+    for m in members {
+        ir::erase(m.dot);
+    }
+    // Erase the weights, last position first so the others keep theirs.
+    let mut gone: Vec<usize> = members
+        .iter()
+        .map(|m| ir::block_argument_index(m.weight, block))
+        .collect::<Option<_>>()
+        .ok_or_else(|| internal("weight position"))?;
+    gone.sort_unstable_by(|a, b| b.cmp(a));
+    for p in gone {
+        ir::erase_block_argument(block, p);
+        origins.remove(p);
+    }
+    Ok(())
+}
+
+/// Marks the arguments at `indices` of `@main` as packable (before the pipeline runs).
+pub fn mark_packable(module: &Module<'_>, indices: &[usize]) -> Result<(), CompileError> {
+    let Some(func) = main_function(module) else {
+        return Ok(());
+    };
+    let list: Vec<String> = indices.iter().map(usize::to_string).collect();
+    if ir::set_attribute(func, PACKABLE, &format!("array<i64: {}>", list.join(", "))) {
+        Ok(())
+    } else {
+        Err(CompileError::Internal(
+            "stablehlo-merge-dots: cannot mark the packable arguments".into(),
+        ))
+    }
+}
+
+/// Takes the pass's record off `@main`: for each argument of the final signature, the
+/// original arguments it holds (`None` when nothing was packed). A `tpuc.packable` the
+/// pass did not see (a pipeline without it) is removed too.
+pub fn take_arg_origins(module: &Module<'_>) -> Option<Vec<Vec<usize>>> {
+    let func = main_function(module)?;
+    ir::remove_attribute(func, PACKABLE);
+    let origins = ir::attribute(func, ARG_ORIGINS)?;
+    ir::remove_attribute(func, ARG_ORIGINS);
+    ir::i64_array_list(origins).map(|list| {
+        list.into_iter()
+            .map(|o| o.into_iter().map(|i| i as usize).collect())
+            .collect()
+    })
+}
+
+fn main_function(module: &Module<'_>) -> Option<MlirOperation> {
+    ir::named_function_blocks(module)
+        .into_iter()
+        .find(|(name, _)| name == "main")
+        .and_then(|(_, block)| block)
+        .map(ir::block_parent)
+}
