@@ -190,82 +190,93 @@ fn every_corpus_model_compiles_for_v5e_and_v6e() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The MLP and the CNN of `testdata/models` at batch 2 (as exported) and at batch 8
-/// (the same graph with its batch dimension rewritten, weights as inputs): on v5e:1x1
-/// the bigger batch has more FLOPs, bytes accessed, argument and output bytes.
+/// Every corpus model at its batch and at twice it (`core_double_batch.json`, exported
+/// by testdata/generate_double_batch.py from the model's own builder), both compiled as
+/// a bare model.json (zero-filled weights, so the two differ in the batch alone) for
+/// v5e:1x1: the bigger batch has more FLOPs (the integer-only model has none), argument
+/// and output bytes, no smaller peak, and an estimate of bytes accessed that does not
+/// drop (by more than 5%: see below).
 #[test]
 fn report_figures_grow_with_the_batch() {
     if !libtpu_present() {
         return;
     }
     let dir = temp("batch");
-    for name in ["mlp", "cnn"] {
-        let archive = tpuc_compiler::frontend::archive::Archive::open(
-            &repo().join("testdata/models").join(name).join("core.pt2"),
-        )
-        .unwrap();
-        let json: serde_json::Value =
-            serde_json::from_slice(&archive.model_json().unwrap()).unwrap();
-        let mut figures = Vec::new();
-        for batch in [2i64, 8] {
-            let model = dir.join(format!("{name}-{batch}.json"));
-            std::fs::write(
-                &model,
-                serde_json::to_vec(&rebatch(&json, 2, batch)).unwrap(),
-            )
-            .unwrap();
-            let art = dir.join(format!("{name}-{batch}.tpuc"));
-            let m = compile(&model, &art, "v5e:1x1", &["--weights-as-inputs"])
-                .unwrap_or_else(|e| panic!("{name} batch {batch}: {e}"));
-            figures.push(m.tpu_executables[0].report.clone());
-        }
-        let (small, big) = (&figures[0], &figures[1]);
-        assert!(big.flops > small.flops, "{name}: {small:?} {big:?}");
-        assert!(
-            big.bytes_accessed > small.bytes_accessed,
-            "{name}: {small:?} {big:?}"
-        );
-        assert!(
-            big.argument_bytes > small.argument_bytes,
-            "{name}: {small:?} {big:?}"
-        );
-        assert!(
-            big.output_bytes > small.output_bytes,
-            "{name}: {small:?} {big:?}"
-        );
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// An ExportedProgram JSON with batch `from` made `to`: the leading size of every
-/// activation (not of parameters, buffers or constants: `p_`, `b_`, `c_` names) and
-/// the leading entry of `view` sizes.
-fn rebatch(json: &serde_json::Value, from: i64, to: i64) -> serde_json::Value {
-    let mut v = json.clone();
-    let graph = &mut v["graph_module"]["graph"];
-    if let Some(values) = graph["tensor_values"].as_object_mut() {
-        for (name, meta) in values.iter_mut() {
-            if name.starts_with("p_") || name.starts_with("b_") || name.starts_with("c_") {
-                continue;
-            }
-            if let Some(first) = meta["sizes"].get_mut(0) {
-                if first["as_int"] == from {
-                    first["as_int"] = to.into();
-                }
+    let mut models: Vec<(String, PathBuf)> = Vec::new();
+    for corpus in ["testdata/models", "testdata/coverage/models"] {
+        for e in std::fs::read_dir(repo().join(corpus)).unwrap() {
+            let p = e.unwrap().path();
+            if p.join("core.pt2").is_file() {
+                let name = p
+                    .strip_prefix(repo())
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                models.push((name, p));
             }
         }
     }
-    for node in graph["nodes"].as_array_mut().unwrap() {
-        if node["target"] != "torch.ops.aten.view.default" {
+    models.sort();
+    assert!(models.len() >= 59, "{}", models.len());
+    let topologies = vec!["v5e:1x1".to_string()];
+    let options = tpuc_compiler::CompileOptions {
+        finish: Some(std::sync::Arc::new(
+            move |dir: &Path, m: &mut tpuc_runtime::Manifest| {
+                tpuc_cli::tpu::compile_for_topologies(dir, m, &topologies, None)
+            },
+        )),
+        ..Default::default()
+    };
+    let mut failures = Vec::new();
+    for (name, model_dir) in &models {
+        let doubled = model_dir.join("core_double_batch.json");
+        if !doubled.is_file() {
+            failures.push(format!(
+                "{name}: no core_double_batch.json (run testdata/generate_double_batch.py)"
+            ));
             continue;
         }
-        for input in node["inputs"].as_array_mut().unwrap() {
-            if input["name"] == "size" && input["arg"]["as_ints"][0] == from {
-                input["arg"]["as_ints"][0] = to.into();
+        let archive =
+            tpuc_compiler::frontend::archive::Archive::open(&model_dir.join("core.pt2")).unwrap();
+        let tag = name.replace('/', "_");
+        let single = dir.join(format!("{tag}.json"));
+        std::fs::write(&single, archive.model_json().unwrap()).unwrap();
+        let mut reports = Vec::new();
+        for (times, json) in [("1", &single), ("2", &doubled)] {
+            let art = dir.join(format!("{tag}-{times}.tpuc"));
+            match tpuc_compiler::compile(json, &art, &options) {
+                Ok(_) => reports.push(manifest(&art).tpu_executables[0].report.clone()),
+                Err(e) => failures.push(format!("{name} batch x{times}: {e}")),
+            }
+            let _ = std::fs::remove_dir_all(&art);
+        }
+        let [small, big] = reports.as_slice() else {
+            continue;
+        };
+        let grew = [
+            (
+                "flops",
+                big.flops > small.flops || name.ends_with("/int_ops"),
+            ),
+            // XLA's estimate of bytes accessed follows its fusion choices, which can
+            // change with the batch: on the bf16 MLP (batch 4 -> 8) it measured 2% less
+            // at the bigger batch, every other model more. So: no real drop.
+            (
+                "bytes_accessed",
+                big.bytes_accessed >= 0.95 * small.bytes_accessed,
+            ),
+            ("argument_bytes", big.argument_bytes > small.argument_bytes),
+            ("output_bytes", big.output_bytes > small.output_bytes),
+            ("peak_bytes", big.peak_bytes >= small.peak_bytes),
+        ];
+        for (what, ok) in grew {
+            if !ok {
+                failures.push(format!("{name}: {what} did not grow: {small:?} -> {big:?}"));
             }
         }
     }
-    v
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Sharded programs compile for v5e:2x2, and each device holds the share the strategy
