@@ -144,8 +144,14 @@ fn tpu_step(args: &CompileArgs) -> Result<Option<tpuc_compiler::FinishFn>, Strin
     let topologies = args.topology.clone();
     let libtpu = args.libtpu.clone();
     Ok(Some(std::sync::Arc::new(
-        move |dir: &Path, manifest: &mut tpuc_runtime::manifest::Manifest| {
-            tpuc_cli::tpu::compile_for_topologies(dir, manifest, &topologies, libtpu.as_deref())
+        move |dir: &Path, manifest: &mut tpuc_runtime::manifest::Manifest, program: &str| {
+            tpuc_cli::tpu::compile_for_topologies(
+                dir,
+                manifest,
+                program,
+                &topologies,
+                libtpu.as_deref(),
+            )
         },
     )))
 }

@@ -158,6 +158,36 @@ pub fn topology(libtpu: &std::sync::Arc<Plugin>, name: &str) -> Result<Topology,
     })
 }
 
+/// libtpu's refusal of the program for topology `name`, with the graph nodes it blames.
+/// libtpu ends its message with the locations of the ops it suspects ("Suspected Python
+/// Code Location:", then `file:line [node]` lines); the program it got carries each
+/// op's node, so those name graph nodes.
+pub fn rejection(name: &str, message: &str) -> String {
+    let message = message.trim_end();
+    let nodes: Vec<&str> = message
+        .split_once("Suspected Python Code Location:")
+        .map(|(_, rest)| {
+            rest.lines()
+                .filter_map(|l| {
+                    let l = l.trim();
+                    let inner = l.strip_suffix(']')?;
+                    Some(&inner[inner.rfind('[')? + 1..])
+                })
+                .filter(|n| !n.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut text = format!("libtpu rejected the program for {name}: {message}");
+    if !nodes.is_empty() {
+        let list: Vec<String> = nodes.iter().map(|n| format!("`{n}`")).collect();
+        text.push_str(&format!(
+            "\nat graph node {} (`tpuc inspect MODEL` lists the nodes; the TPU compiler does not take this op as written)",
+            list.join(", ")
+        ));
+    }
+    text
+}
+
 fn figure(cost: &[(String, NamedValue)], name: &str) -> f64 {
     cost.iter()
         .find(|(n, _)| n == name)
@@ -165,19 +195,18 @@ fn figure(cost: &[(String, NamedValue)], name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Compiles the program in the artifact directory `dir` (being written: its manifest
-/// is `manifest`) for each topology, writing `tpu/<topology>/libtpu-<digest of the
-/// libtpu build>.executable` and adding the manifest's entries.
+/// Compiles `program` (the program of the artifact directory `dir`, being written, with
+/// node locations: [`tpuc_compiler::program_with_node_locations`]; its manifest is
+/// `manifest`) for each topology, writing `tpu/<topology>/libtpu-<digest of the libtpu
+/// build>.executable` and adding the manifest's entries.
 pub fn compile_for_topologies(
     dir: &Path,
     manifest: &mut Manifest,
+    program: &str,
     topologies: &[String],
     libtpu: Option<&Path>,
 ) -> Result<(), String> {
     let plugin = load_libtpu(libtpu)?;
-    let program_path = dir.join(&manifest.program.file);
-    let program = std::fs::read(&program_path)
-        .map_err(|e| format!("cannot read `{}`: {e}", program_path.display()))?;
     tpuc_runtime::version::check_stablehlo_version(dir, &manifest.stablehlo_version, &plugin)
         .map_err(|e| e.to_string())?;
     let (partitions, options) = match &manifest.partitioning {
@@ -208,8 +237,8 @@ pub fn compile_for_topologies(
             .collect();
         let start = Instant::now();
         let exe = topology
-            .compile(&program, "mlir", &options)
-            .map_err(|e| format!("libtpu rejected the program for {name}: {e}"))?;
+            .compile(program.as_bytes(), "mlir", &options)
+            .map_err(|e| rejection(name, &e.to_string()))?;
         let compile_seconds = start.elapsed().as_secs_f64();
         let stats = exe.compiled_memory_stats().map_err(|e| e.to_string())?;
         let cost = exe.cost_analysis().map_err(|e| e.to_string())?;

@@ -105,8 +105,8 @@ fn every_corpus_model_compiles_for_v5e_and_v6e() {
     let topologies = vec!["v5e:2x2".to_string(), "v6e:1x1".to_string()];
     let options = tpuc_compiler::CompileOptions {
         finish: Some(std::sync::Arc::new(
-            move |dir: &Path, m: &mut tpuc_runtime::Manifest| {
-                tpuc_cli::tpu::compile_for_topologies(dir, m, &topologies, None)
+            move |dir: &Path, m: &mut tpuc_runtime::Manifest, program: &str| {
+                tpuc_cli::tpu::compile_for_topologies(dir, m, program, &topologies, None)
             },
         )),
         ..Default::default()
@@ -221,8 +221,8 @@ fn report_figures_grow_with_the_batch() {
     let topologies = vec!["v5e:1x1".to_string()];
     let options = tpuc_compiler::CompileOptions {
         finish: Some(std::sync::Arc::new(
-            move |dir: &Path, m: &mut tpuc_runtime::Manifest| {
-                tpuc_cli::tpu::compile_for_topologies(dir, m, &topologies, None)
+            move |dir: &Path, m: &mut tpuc_runtime::Manifest, program: &str| {
+                tpuc_cli::tpu::compile_for_topologies(dir, m, program, &topologies, None)
             },
         )),
         ..Default::default()
@@ -357,6 +357,30 @@ fn sharded_programs_compile_for_v5e_with_per_device_shares() {
         assert!(!ok && err.contains(wanted), "{all:?}: {err}");
         assert!(!out.exists());
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A program the TPU compiler rejects (an int64 matmul: TPUs have no 64-bit integer
+/// dot) is an error with libtpu's message and the graph node it blames, found through
+/// the node locations of the program libtpu gets; no artifact is written.
+#[test]
+fn tpu_rejections_name_the_graph_node() {
+    if !libtpu_present() {
+        return;
+    }
+    let dir = temp("rejected");
+    let model = repo().join("testdata/ops/cases/addmm.default/i64/model.json");
+    let out = dir.join("rejected.tpuc");
+    let err = compile(&model, &out, "v5e:1x1", &["--weights-as-inputs"]).unwrap_err();
+    for wanted in [
+        "libtpu rejected the program for v5e:1x1",
+        "s64",
+        "model.json:1 [addmm]",
+        "at graph node `addmm`",
+    ] {
+        assert!(err.contains(wanted), "{wanted}: {err}");
+    }
+    assert!(!out.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -335,7 +335,8 @@ pub struct Partitioned {
 
 /// Writes the artifact for `model` with the StableHLO `program` to `output`. `origins`
 /// is `stablehlo-merge-dots`' record when it packed weights: for each argument of the
-/// program, the graph inputs it holds (several for a packed weight).
+/// program, the graph inputs it holds (several for a packed weight). `located_program`
+/// (the program with node locations) is what [`CompileOptions::finish`] gets.
 pub fn write(
     model: &ExportedModel,
     program: &str,
@@ -343,6 +344,7 @@ pub fn write(
     options: &CompileOptions,
     partitioned: Option<Partitioned>,
     origins: Option<&[Vec<usize>]>,
+    located_program: Option<&str>,
 ) -> Result<CompileReport, CompileError> {
     check_output_path(&model.source, output)?;
     let graph = &model.graph;
@@ -495,7 +497,8 @@ pub fn write(
         // files and manifest entries before anything is moved into place.
         let mut manifest = manifest;
         if let Some(finish) = &options.finish {
-            finish(&tmp, &mut manifest).map_err(CompileError::Target)?;
+            finish(&tmp, &mut manifest, located_program.unwrap_or(program))
+                .map_err(CompileError::Target)?;
         }
         let text = serde_json::to_string_pretty(&manifest)
             .map_err(|e| CompileError::Internal(e.to_string()))?

@@ -216,16 +216,17 @@ pub struct CompileOptions {
     pub on_ir: Option<IrFn>,
     /// Partition the program over a device mesh (`tpuc compile --mesh --shard`).
     pub sharding: Option<ShardingRequest>,
-    /// Called with the artifact's temporary directory (program and weights written)
-    /// and its manifest, before the manifest is written and the directory moved into
+    /// Called with the artifact's temporary directory (program and weights written),
+    /// its manifest and the program with node locations, before the manifest is written and the directory moved into
     /// place: `tpuc compile --topology` compiles TPU executables here. An error leaves
     /// no artifact (and any previous one as it was).
     pub finish: Option<FinishFn>,
 }
 
-/// See [`CompileOptions::finish`].
+/// See [`CompileOptions::finish`]: called with the artifact's temporary directory, its
+/// manifest and the program with node locations ([`program_with_node_locations`]).
 pub type FinishFn = std::sync::Arc<
-    dyn Fn(&Path, &mut tpuc_runtime::manifest::Manifest) -> Result<(), String> + Send + Sync,
+    dyn Fn(&Path, &mut tpuc_runtime::manifest::Manifest, &str) -> Result<(), String> + Send + Sync,
 >;
 
 /// A device mesh, the strategies that shard the program over it, and the form the
@@ -322,6 +323,75 @@ pub fn print_program(module: &Module<'_>) -> Result<String, CompileError> {
 /// Prints with locations (node names), for `--emit mlir --debug-locations` and lit tests.
 pub fn print_module_with_locations(module: &Module<'_>) -> Result<String, CompileError> {
     print_generic(module, true)
+}
+
+/// The program with each op located at its graph node, for a target compiler's
+/// diagnostics: `loc("addmm"("model.py":12:0))` where the export kept the node's source
+/// line, else `loc("addmm"("<model file>":N:0))` with `N` the node's position in the
+/// graph (1-based; 0 for inputs). libtpu reports a rejected op by such a location
+/// ("Suspected Python Code Location: model.pt2:5 [addmm]"). Rewrites `module`'s
+/// locations: print the artifact's program first.
+pub fn program_with_node_locations(
+    module: &Module<'_>,
+    model: &frontend::ExportedModel,
+) -> Result<String, CompileError> {
+    let file = model
+        .source
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    let positions: std::collections::HashMap<&str, u32> = model
+        .graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i as u32 + 1))
+        .collect();
+    let mut state = (file, positions);
+    unsafe extern "C" fn relocate(
+        op: mlir_sys::MlirOperation,
+        data: *mut std::ffi::c_void,
+    ) -> mlir_sys::MlirWalkResult {
+        // SAFETY: `data` is the `state` tuple lent for the walk; `op` is live, and its
+        // location's parts are read only after the kind tests.
+        unsafe {
+            let (file, positions) =
+                &*(data as *const (String, std::collections::HashMap<&str, u32>));
+            let loc = mlir_sys::mlirOperationGetLocation(op);
+            if mlir_sys::mlirLocationIsAName(loc) {
+                let ctx = mlir_sys::mlirLocationGetContext(loc);
+                let child = mlir_sys::mlirLocationNameGetChildLoc(loc);
+                if mlir_sys::mlirLocationEqual(child, mlir_sys::mlirLocationUnknownGet(ctx)) {
+                    let name = mlir_sys::mlirIdentifierStr(mlir_sys::mlirLocationNameGetName(loc));
+                    let text = std::str::from_utf8(std::slice::from_raw_parts(
+                        name.data as *const u8,
+                        name.length,
+                    ))
+                    .unwrap_or("");
+                    let line = positions.get(text).copied().unwrap_or(0);
+                    let file_ref = mlir_sys::MlirStringRef {
+                        data: file.as_ptr() as *const std::os::raw::c_char,
+                        length: file.len(),
+                    };
+                    let child = mlir_sys::mlirLocationFileLineColGet(ctx, file_ref, line, 0);
+                    let new = mlir_sys::mlirLocationNameGet(ctx, name, child);
+                    mlir_sys::mlirOperationSetLocation(op, new);
+                }
+            }
+        }
+        mlir_sys::MlirWalkResult_MlirWalkResultAdvance
+    }
+    // SAFETY: the walk visits the module's own ops; the callback only replaces each
+    // op's location, and `state` outlives the walk.
+    unsafe {
+        mlir_sys::mlirOperationWalk(
+            module.as_operation().to_raw(),
+            Some(relocate),
+            &mut state as *mut _ as *mut std::ffi::c_void,
+            mlir_sys::MlirWalkOrder_MlirWalkPreOrder,
+        );
+    }
+    print_module_with_locations(module)
 }
 
 /// Appends each piece MLIR prints to the `Vec<u8>` behind `data`.
@@ -466,6 +536,12 @@ pub fn compile(
     let (module, shardings) = lower_sharded(&ctx, &model, options, &packable, &mut watch)?;
     let origins = passes::merge_dots::take_arg_origins(&module);
     let program = print_program(&module)?;
+    // A target's own compiler (libtpu) gets the same program with node locations, so
+    // that what it rejects is reported at a graph node.
+    let located = match options.finish {
+        Some(_) => Some(program_with_node_locations(&module, &model)?),
+        None => None,
+    };
     watch.lap("print");
     let partitioned = match (&options.sharding, shardings) {
         (Some(request), Some((args, results))) => Some(artifact::Partitioned {
@@ -485,6 +561,7 @@ pub fn compile(
         options,
         partitioned,
         origins.as_deref(),
+        located.as_deref(),
     )?;
     watch.lap("write");
     options.report(Progress::Done);
