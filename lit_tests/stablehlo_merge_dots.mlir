@@ -52,8 +52,8 @@
   "func.return"(%q, %k) : (tensor<4x16xf32>, tensor<4x16xf32>) -> ()
 }) : () -> ()
 
-// Must not fire on what does not hold: a weight with another user (%wa is also
-// returned: packing would store it twice), an argument not listed (%wb), a weight
+// Must not fire on what does not hold: a weight with another user (%wa, also
+// returned), an argument not listed (%wb), a weight
 // whose dimension 0 is contracted (x·W with W as [in, out]), a batched dot; %wq's dot
 // differs from %wy's in its left operand and from %wp's in precision. Each dot stays
 // its own; the marker is removed and no origins are recorded.
@@ -73,3 +73,50 @@
   %g = "stablehlo.dot_general"(%x, %wq) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
   "func.return"(%wa, %a, %b, %c, %d, %e, %f, %g) : (tensor<16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> ()
 }) {tpuc.packable = array<i64: 0, 2, 3, 4, 5, 9>} : () -> ()
+
+// ALBERT: two layers share their projections. One packed weight, read by both
+// layers' dots.
+// CHECK-LABEL: function_type = (tensor<16x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>), sym_name = "shared_layers"
+// CHECK-NEXT: ^bb0([[W:%arg[0-9]+]]: tensor<16x8xf32>, [[X1:%arg[0-9]+]]: tensor<4x8xf32>, [[X2:%arg[0-9]+]]: tensor<4x8xf32>)
+// CHECK-NEXT: [[D1:%[0-9]+]] = "stablehlo.dot_general"([[X1]], [[W]])
+// CHECK-NEXT: "stablehlo.slice"([[D1]])
+// CHECK-NEXT: "stablehlo.slice"([[D1]])
+// CHECK-NEXT: [[D2:%[0-9]+]] = "stablehlo.dot_general"([[X2]], [[W]])
+// CHECK-NEXT: "stablehlo.slice"([[D2]])
+// CHECK-NEXT: "stablehlo.slice"([[D2]])
+// CHECK: {tpuc.arg_origins = [array<i64: 0, 1>, array<i64: 2>, array<i64: 3>]}
+"func.func"() <{function_type = (tensor<8x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>), sym_name = "shared_layers"}> ({
+^bb0(%wq: tensor<8x8xf32>, %wk: tensor<8x8xf32>, %x1: tensor<4x8xf32>, %x2: tensor<4x8xf32>):
+  %q1 = "stablehlo.dot_general"(%x1, %wq) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k1 = "stablehlo.dot_general"(%x1, %wk) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %q2 = "stablehlo.dot_general"(%x2, %wq) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k2 = "stablehlo.dot_general"(%x2, %wk) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  "func.return"(%q1, %k1, %q2, %k2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> ()
+}) {tpuc.packable = array<i64: 0, 1>} : () -> ()
+
+// Must not fire: %wk is also returned (packing would store it twice); in the second
+// function the layers use the shared weights in different orders, and %wv pairs %wq
+// with a different partner in another group.
+// CHECK-LABEL: sym_name = "used_elsewhere"
+// CHECK-NOT: stablehlo.slice
+// CHECK: "func.return"
+// CHECK-LABEL: sym_name = "different_partners"
+// CHECK-NOT: stablehlo.slice
+// CHECK-NOT: tpuc.arg_origins
+// CHECK: "func.return"
+"func.func"() <{function_type = (tensor<8x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>), sym_name = "used_elsewhere"}> ({
+^bb0(%wq: tensor<8x8xf32>, %wk: tensor<8x8xf32>, %x: tensor<4x8xf32>):
+  %q = "stablehlo.dot_general"(%x, %wq) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k = "stablehlo.dot_general"(%x, %wk) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  "func.return"(%q, %k, %wk) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>) -> ()
+}) {tpuc.packable = array<i64: 0, 1>} : () -> ()
+"func.func"() <{function_type = (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>), sym_name = "different_partners"}> ({
+^bb0(%wq: tensor<8x8xf32>, %wk: tensor<8x8xf32>, %wv: tensor<8x8xf32>, %x1: tensor<4x8xf32>, %x2: tensor<4x8xf32>, %x3: tensor<4x8xf32>):
+  %q1 = "stablehlo.dot_general"(%x1, %wq) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k1 = "stablehlo.dot_general"(%x1, %wk) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k2 = "stablehlo.dot_general"(%x2, %wk) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %q2 = "stablehlo.dot_general"(%x2, %wq) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %q3 = "stablehlo.dot_general"(%x3, %wq) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %v3 = "stablehlo.dot_general"(%x3, %wv) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  "func.return"(%q1, %k1, %k2, %q2, %q3, %v3) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> ()
+}) {tpuc.packable = array<i64: 0, 1, 2>} : () -> ()

@@ -21,12 +21,15 @@
 //!   argument, several for a packed weight, concatenated along dimension 0 in that
 //!   order). The driver takes it off and writes the weights that way.
 //!
-//! A dot joins a group when its right operand is a packable argument used by nothing
-//! else, it has no batch dimensions and does not contract that argument's dimension 0
-//! (which becomes its output dimension), and it matches the other members in left
-//! operand, attributes (dimension numbers, precision) and the argument's type apart
-//! from dimension 0. Dots on anything else, weights with other users (the packed copy
-//! would be stored next to the original) and batched dots are left alone.
+//! A dot joins a group when its right operand is a packable argument, it has no batch
+//! dimensions and does not contract that argument's dimension 0 (which becomes its
+//! output dimension), and it matches the other members in left operand, attributes
+//! (dimension numbers, precision) and the argument's type apart from dimension 0. A
+//! group's weights are packed when every use of each is in a group of the same weights
+//! in the same order: one group, or one per layer where layers share their weights
+//! (ALBERT); all of them then read the one packed argument. Weights with any other use
+//! (the packed copy would be stored next to the original), dots on anything else and
+//! batched dots are left alone.
 
 use melior::ir::Module;
 use melior::Context;
@@ -92,17 +95,43 @@ fn merge_in(
             None => groups.push((key, vec![member])),
         }
     }
+    // The weights of each group of two or more, in member order. A sequence is packed
+    // when every use of each of its weights is in a group with that same sequence:
+    // once (the usual case) or in every layer that shares the weights (ALBERT).
+    let groups: Vec<Vec<Member>> = groups
+        .into_iter()
+        .map(|(_, m)| m)
+        .filter(|m| m.len() > 1)
+        .collect();
+    let sequence = |g: &[Member]| -> Vec<MlirValue> { g.iter().map(|m| m.weight).collect() };
+    let same = |a: &[MlirValue], b: &[MlirValue]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.ptr == y.ptr)
+    };
+    let mut sequences: Vec<(Vec<MlirValue>, Vec<usize>)> = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        let seq = sequence(g);
+        match sequences.iter_mut().find(|(s, _)| same(s, &seq)) {
+            Some((_, members)) => members.push(i),
+            None => sequences.push((seq, vec![i])),
+        }
+    }
+    sequences.retain(|(seq, uses)| {
+        let distinct = seq
+            .iter()
+            .enumerate()
+            .all(|(i, w)| seq[..i].iter().all(|v| v.ptr != w.ptr));
+        distinct && seq.iter().all(|w| ir::users(*w).len() == uses.len())
+    });
     // One entry per current argument: the original arguments it holds.
     let mut origins: Vec<Vec<i64>> = (0..ir::block_arguments(block).len() as i64)
         .map(|i| vec![i])
         .collect();
-    let mut packed_any = false;
-    for (_, members) in groups.into_iter().filter(|(_, m)| m.len() > 1) {
-        pack(block, &members, &mut origins)?;
-        packed_any = true;
-    }
-    if !packed_any {
+    if sequences.is_empty() {
         return Ok(());
+    }
+    for (_, uses) in &sequences {
+        let members: Vec<&[Member]> = uses.iter().map(|&i| groups[i].as_slice()).collect();
+        pack(block, &members, &mut origins)?;
     }
     let entries: Vec<String> = origins
         .iter()
@@ -130,7 +159,7 @@ fn candidate(
     let operands = ir::operands(dot);
     let (lhs, weight) = (operands[0], operands[1]);
     let index = ir::block_argument_index(weight, block)?;
-    if !packable.contains(&(index as i64)) || ir::users(weight).len() != 1 {
+    if !packable.contains(&(index as i64)) {
         return None;
     }
     let dims = DotDims::parse(&ir::attribute_text(dot, "dot_dimension_numbers")?);
@@ -156,15 +185,17 @@ fn candidate(
     Some((key, Member { dot, weight, rows }))
 }
 
-/// Replaces the dots of `members` by one dot over a new argument (inserted where the
-/// first of their weights was) and a slice per original result; erases the dots and
-/// their weight arguments, keeping `origins` in step with the arguments.
+/// Gives the weights of `groups` (each the same weight sequence, members in that
+/// order) one packed argument, inserted where the first of them was; replaces each
+/// group's dots by one dot over it and a slice per original result; erases the dots
+/// and the weight arguments, keeping `origins` in step with the arguments.
 fn pack(
     block: mlir_sys::MlirBlock,
-    members: &[Member],
+    groups: &[&[Member]],
     origins: &mut Vec<Vec<i64>>,
 ) -> Result<(), CompileError> {
     let internal = |what: &str| CompileError::Internal(format!("stablehlo-merge-dots: {what}"));
+    let members = groups[0];
     let first = members[0].dot;
     let w0 = ir::tensor_type(members[0].weight).ok_or_else(|| internal("weight type"))?;
     let total: i64 = members.iter().map(|m| m.rows).sum();
@@ -173,16 +204,37 @@ fn pack(
     let ctx = ir::context(first);
     let packed_type = ir::parse_type(ctx, &TensorType::new(packed_shape, w0.dtype).mlir())
         .ok_or_else(|| internal("packed type"))?;
-    let positions: Vec<usize> = members
-        .iter()
-        .map(|m| ir::block_argument_index(m.weight, block))
-        .collect::<Option<_>>()
-        .ok_or_else(|| internal("weight position"))?;
-    let at = *positions.iter().min().unwrap_or(&0);
-    let sources: Vec<i64> = positions.iter().flat_map(|&p| origins[p].clone()).collect();
+    let positions = || -> Result<Vec<usize>, CompileError> {
+        members
+            .iter()
+            .map(|m| ir::block_argument_index(m.weight, block))
+            .collect::<Option<_>>()
+            .ok_or_else(|| internal("weight position"))
+    };
+    let before = positions()?;
+    let at = *before.iter().min().unwrap_or(&0);
+    let sources: Vec<i64> = before.iter().flat_map(|&p| origins[p].clone()).collect();
     let packed = ir::insert_block_argument(block, at, packed_type, ir::location(first));
     origins.insert(at, sources);
+    for group in groups {
+        merge_group(group, packed, total)?;
+    }
+    // Erase the weights, last position first so the others keep theirs.
+    let mut gone = positions()?;
+    gone.sort_unstable_by(|a, b| b.cmp(a));
+    for p in gone {
+        ir::erase_block_argument(block, p);
+        origins.remove(p);
+    }
+    Ok(())
+}
 
+/// Replaces the dots of `members` by one dot over `packed` (`total` rows) and a slice
+/// per original result, at the first member's place.
+fn merge_group(members: &[Member], packed: MlirValue, total: i64) -> Result<(), CompileError> {
+    let internal = |what: &str| CompileError::Internal(format!("stablehlo-merge-dots: {what}"));
+    let first = members[0].dot;
+    let ctx = ir::context(first);
     // The dot over the packed weight: a copy of the first (its attributes kept).
     let result0 = ir::result(first, 0);
     let out = ir::tensor_type(result0).ok_or_else(|| internal("result type"))?;
@@ -232,17 +284,6 @@ fn pack(
     }
     for m in members {
         ir::erase(m.dot);
-    }
-    // Erase the weights, last position first so the others keep theirs.
-    let mut gone: Vec<usize> = members
-        .iter()
-        .map(|m| ir::block_argument_index(m.weight, block))
-        .collect::<Option<_>>()
-        .ok_or_else(|| internal("weight position"))?;
-    gone.sort_unstable_by(|a, b| b.cmp(a));
-    for p in gone {
-        ir::erase_block_argument(block, p);
-        origins.remove(p);
     }
     Ok(())
 }
