@@ -132,8 +132,6 @@ struct WeightEntry {
     bytes: u64,
 }
 
-/// Writes the safetensors file, streaming each weight; returns its checksum and the
-/// number of zero-filled weights.
 /// The argument and weight entry of a packed weight: the parameters at `sources`
 /// (graph input positions) concatenated along dimension 0, named and keyed by their
 /// names joined with `+`.
@@ -194,6 +192,8 @@ fn packed_weight(
     Ok((argument, entry))
 }
 
+/// Writes the safetensors file, streaming each weight; returns its checksum and the
+/// number of zero-filled weights.
 fn write_safetensors(
     model: &ExportedModel,
     entries: &[WeightEntry],

@@ -217,9 +217,10 @@ pub struct CompileOptions {
     /// Partition the program over a device mesh (`tpuc compile --mesh --shard`).
     pub sharding: Option<ShardingRequest>,
     /// Called with the artifact's temporary directory (program and weights written),
-    /// its manifest and the program with node locations, before the manifest is written and the directory moved into
-    /// place: `tpuc compile --topology` compiles TPU executables here. An error leaves
-    /// no artifact (and any previous one as it was).
+    /// its manifest and the program with node locations, before the manifest is
+    /// written and the directory moved into place: `tpuc compile --topology` compiles
+    /// TPU executables here. An error leaves no artifact (and any previous one as it
+    /// was).
     pub finish: Option<FinishFn>,
 }
 
