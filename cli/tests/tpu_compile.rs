@@ -75,6 +75,20 @@ fn compile(
     Ok(manifest(art))
 }
 
+/// Compile options whose finishing step compiles for `topologies` in this process,
+/// through the hook `tpuc compile --topology` uses (libtpu loads once).
+fn in_process_topologies(topologies: &[&str]) -> tpuc_compiler::CompileOptions {
+    let topologies: Vec<String> = topologies.iter().map(|t| t.to_string()).collect();
+    tpuc_compiler::CompileOptions {
+        finish: Some(std::sync::Arc::new(
+            move |dir: &Path, m: &mut tpuc_runtime::Manifest, program: &str| {
+                tpuc_cli::tpu::compile_for_topologies(dir, m, program, &topologies, None)
+            },
+        )),
+        ..Default::default()
+    }
+}
+
 /// Every corpus model (`testdata/models` and `testdata/coverage`, Core ATen form)
 /// compiles for v5e:2x2 and v6e:1x1; every figure of each report is positive, the
 /// executable is where the manifest says with its checksum, and `tpuc report` prints
@@ -102,15 +116,7 @@ fn every_corpus_model_compiles_for_v5e_and_v6e() {
     let mut failures = Vec::new();
     // In this process (libtpu loads once), through the hook `tpuc compile --topology`
     // uses.
-    let topologies = vec!["v5e:2x2".to_string(), "v6e:1x1".to_string()];
-    let options = tpuc_compiler::CompileOptions {
-        finish: Some(std::sync::Arc::new(
-            move |dir: &Path, m: &mut tpuc_runtime::Manifest, program: &str| {
-                tpuc_cli::tpu::compile_for_topologies(dir, m, program, &topologies, None)
-            },
-        )),
-        ..Default::default()
-    };
+    let options = in_process_topologies(&["v5e:2x2", "v6e:1x1"]);
     for (name, model) in &models {
         let art = dir.join(format!("{name}.tpuc"));
         let m = match tpuc_compiler::compile(model, &art, &options) {
@@ -218,15 +224,7 @@ fn report_figures_grow_with_the_batch() {
     }
     models.sort();
     assert!(models.len() >= 59, "{}", models.len());
-    let topologies = vec!["v5e:1x1".to_string()];
-    let options = tpuc_compiler::CompileOptions {
-        finish: Some(std::sync::Arc::new(
-            move |dir: &Path, m: &mut tpuc_runtime::Manifest, program: &str| {
-                tpuc_cli::tpu::compile_for_topologies(dir, m, program, &topologies, None)
-            },
-        )),
-        ..Default::default()
-    };
+    let options = in_process_topologies(&["v5e:1x1"]);
     let mut failures = Vec::new();
     for (name, model_dir) in &models {
         let doubled = model_dir.join("core_double_batch.json");

@@ -587,11 +587,11 @@ fn packable_weights(model: &frontend::ExportedModel, options: &CompileOptions) -
         .iter()
         .map(|spec| model.weight_identity(&spec.name))
         .collect();
-    let shared = |i: usize| {
-        identities[i]
-            .as_ref()
-            .is_some_and(|id| identities.iter().filter(|o| o.as_ref() == Some(id)).count() > 1)
-    };
+    let mut holders: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for id in identities.iter().flatten() {
+        *holders.entry(id.as_str()).or_default() += 1;
+    }
+    let shared = |i: usize| identities[i].as_deref().is_some_and(|id| holders[id] > 1);
     (0..inputs.len())
         .filter(|&i| inputs[i].kind == frontend::graph::InputKind::Parameter && !shared(i))
         .collect()

@@ -887,14 +887,13 @@ fn gather(op: MlirOperation, args: &[&Lit], ty: &TensorType) -> Option<Lit> {
     let Vals::I(idx_vals) = expand(&indices.v, elements(&indices.ty.shape)) else {
         return None;
     };
-    let ir::GatherDims {
+    let tpuc_dialects::stablehlo::GatherDims {
         offset_dims,
-        collapsed,
-        start_map,
-        index_vector_dim,
+        collapsed_slice_dims: collapsed,
+        start_index_map: start_map,
+        index_vector_dim: ivd,
         slice_sizes,
     } = ir::gather_dims(op)?;
-    let ivd = index_vector_dim as i64;
     let or = operand.ty.rank();
     let ishape = &indices.ty.shape;
     let ist = ir::row_major_strides(ishape);

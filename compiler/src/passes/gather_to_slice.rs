@@ -97,14 +97,14 @@ fn rewrite(op: MlirOperation) -> Option<()> {
     );
     let d = ir::gather_dims(op)?;
     let (or, rr) = (ot.shape.len(), rt.shape.len());
-    let ivd = d.index_vector_dim;
+    let ivd = usize::try_from(d.index_vector_dim).ok()?;
     // Batch dimensions: the result's that are not offset dims, in order, and the index
     // tensor's other than index_vector_dim (the same sizes, in the same order).
     let batch_dims: Vec<usize> = (0..rr)
         .filter(|r| !d.offset_dims.contains(&(*r as i64)))
         .collect();
     let window_dims: Vec<usize> = (0..or)
-        .filter(|j| !d.collapsed.contains(&(*j as i64)))
+        .filter(|j| !d.collapsed_slice_dims.contains(&(*j as i64)))
         .collect();
     let index_batch: Vec<usize> = (0..it.shape.len()).filter(|&k| k != ivd).collect();
     let components = if ivd < it.shape.len() {
@@ -113,11 +113,13 @@ fn rewrite(op: MlirOperation) -> Option<()> {
         1
     };
     let well_formed = ivd <= it.shape.len()
-        && components == d.start_map.len()
+        && components == d.start_index_map.len()
         && index_batch.len() == batch_dims.len()
         && window_dims.len() == d.offset_dims.len()
         && d.slice_sizes.len() == or
-        && d.start_map.iter().all(|&j| (0..or as i64).contains(&j))
+        && d.start_index_map
+            .iter()
+            .all(|&j| (0..or as i64).contains(&j))
         && index_batch
             .iter()
             .zip(&batch_dims)
@@ -194,14 +196,14 @@ fn rewrite(op: MlirOperation) -> Option<()> {
     let mut target: Vec<Option<usize>> = vec![None; or];
     let mut walked = Vec::new();
     for (k, w) in walks.iter().enumerate() {
-        let j = d.start_map[k] as usize;
+        let j = d.start_index_map[k] as usize;
         match *w {
             Walk::Fixed(c) => {
                 start[j] = c;
                 limit[j] = c + d.slice_sizes[j];
             }
             Walk::Along { start: c, dim } => {
-                let collapsed = d.collapsed.contains(&(j as i64));
+                let collapsed = d.collapsed_slice_dims.contains(&(j as i64));
                 if !collapsed || d.slice_sizes[j] != 1 || walked.contains(&dim) {
                     return None;
                 }

@@ -490,6 +490,24 @@ fn named(
     }
 }
 
+/// The function type `(args) -> results`.
+fn function_type(
+    ctx: mlir_sys::MlirContext,
+    args: &[mlir_sys::MlirType],
+    results: &[mlir_sys::MlirType],
+) -> mlir_sys::MlirType {
+    // SAFETY: the types belong to `ctx`; the arrays outlive the call, which copies them.
+    unsafe {
+        mlir_sys::mlirFunctionTypeGet(
+            ctx,
+            args.len() as isize,
+            args.as_ptr(),
+            results.len() as isize,
+            results.as_ptr(),
+        )
+    }
+}
+
 /// Appends `func.func private @name` taking the types of `args` and returning the
 /// types of `results` to `module`; returns its (empty) entry block.
 pub fn append_private_function(
@@ -507,13 +525,7 @@ pub fn append_private_function(
     // are handed to the new op, which owns them from then on.
     unsafe {
         let ctx = mlir_sys::mlirLocationGetContext(loc);
-        let fty = mlir_sys::mlirFunctionTypeGet(
-            ctx,
-            arg_types.len() as isize,
-            arg_types.as_ptr(),
-            result_types.len() as isize,
-            result_types.as_ptr(),
-        );
+        let fty = function_type(ctx, &arg_types, &result_types);
         let attrs = [
             named(ctx, "function_type", mlir_sys::mlirTypeAttrGet(fty)),
             named(
@@ -634,15 +646,7 @@ pub fn block_parent(block: MlirBlock) -> MlirOperation {
 /// The dimension numbers of a `stablehlo.gather` without batching dimensions (the
 /// form tpuc's lowerings emit); `None` for one with batching dimensions or that does
 /// not parse.
-pub struct GatherDims {
-    pub offset_dims: Vec<i64>,
-    pub collapsed: Vec<i64>,
-    pub start_map: Vec<i64>,
-    pub index_vector_dim: usize,
-    pub slice_sizes: Vec<i64>,
-}
-
-pub fn gather_dims(op: MlirOperation) -> Option<GatherDims> {
+pub fn gather_dims(op: MlirOperation) -> Option<tpuc_dialects::stablehlo::GatherDims> {
     use tpuc_dialects::stablehlo::attr_list_field;
     let dn = attribute_text(op, "dimension_numbers")?;
     if dn.contains("batching_dims") {
@@ -655,10 +659,10 @@ pub fn gather_dims(op: MlirOperation) -> Option<GatherDims> {
         .next()?
         .parse()
         .ok()?;
-    Some(GatherDims {
+    Some(tpuc_dialects::stablehlo::GatherDims {
         offset_dims: attr_list_field(&dn, "offset_dims"),
-        collapsed: attr_list_field(&dn, "collapsed_slice_dims"),
-        start_map: attr_list_field(&dn, "start_index_map"),
+        collapsed_slice_dims: attr_list_field(&dn, "collapsed_slice_dims"),
+        start_index_map: attr_list_field(&dn, "start_index_map"),
         index_vector_dim,
         slice_sizes: i64_array(op, "slice_sizes")?,
     })
@@ -756,14 +760,7 @@ pub fn set_function_argument_types(func: MlirOperation, block: MlirBlock) -> boo
         let results: Vec<mlir_sys::MlirType> = (0..mlir_sys::mlirFunctionTypeGetNumResults(fty))
             .map(|i| mlir_sys::mlirFunctionTypeGetResult(fty, i))
             .collect();
-        let ctx = mlir_sys::mlirOperationGetContext(func);
-        let new = mlir_sys::mlirFunctionTypeGet(
-            ctx,
-            args.len() as isize,
-            args.as_ptr(),
-            results.len() as isize,
-            results.as_ptr(),
-        );
+        let new = function_type(mlir_sys::mlirOperationGetContext(func), &args, &results);
         mlir_sys::mlirOperationSetAttributeByName(
             func,
             string_ref("function_type"),

@@ -82,7 +82,8 @@ fn merge_in(
     packable: &[i64],
 ) -> Result<(), CompileError> {
     // Groups in the order of their first dot; members in program order.
-    let mut groups: Vec<(String, Vec<Member>)> = Vec::new();
+    let mut groups: Vec<Vec<Member>> = Vec::new();
+    let mut by_key: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for op in ir::block_ops(block) {
         if ir::op_name(op) != "stablehlo.dot_general" {
             continue;
@@ -90,19 +91,17 @@ fn merge_in(
         let Some((key, member)) = candidate(op, block, packable) else {
             continue;
         };
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, members)) => members.push(member),
-            None => groups.push((key, vec![member])),
+        let next = groups.len();
+        let i = *by_key.entry(key).or_insert(next);
+        if i == next {
+            groups.push(Vec::new());
         }
+        groups[i].push(member);
     }
     // The weights of each group of two or more, in member order. A sequence is packed
     // when every use of each of its weights is in a group with that same sequence:
     // once (the usual case) or in every layer that shares the weights (ALBERT).
-    let groups: Vec<Vec<Member>> = groups
-        .into_iter()
-        .map(|(_, m)| m)
-        .filter(|m| m.len() > 1)
-        .collect();
+    groups.retain(|m| m.len() > 1);
     let sequence = |g: &[Member]| -> Vec<MlirValue> { g.iter().map(|m| m.weight).collect() };
     let same = |a: &[MlirValue], b: &[MlirValue]| {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.ptr == y.ptr)
