@@ -15,9 +15,21 @@ pub struct CompileArgs {
     /// Output path: an artifact directory, or with --emit mlir a .mlir file ("-" for stdout).
     #[arg(short, long)]
     output: PathBuf,
-    /// Compilation target: tpu (portable StableHLO for TPUs and any PJRT plugin).
+    /// Compilation target: tpu (portable StableHLO for TPUs and any PJRT plugin), or a
+    /// Neuron device: trn1, trn2, trn3, inf2 (the program legalized for AWS Trainium /
+    /// Inferentia, written also as the XLA HLO `neuronx-cc` compiles, model.hlo.pb, with
+    /// the neuronx-cc command in the manifest; `tpuc run` checks it on the CPU).
     #[arg(long, default_value = "tpu")]
     target: String,
+    /// Neuron targets: cast f32 matmul and convolution inputs to bf16 or fp16 in the
+    /// program, as neuronx-cc's --auto-cast does (none keeps PyTorch's f32 numbers; the
+    /// default). The neuronx-cc command then casts nothing more.
+    #[arg(long, default_value = "none", value_parser = ["none", "bf16", "fp16"])]
+    auto_cast: String,
+    /// Neuron targets: keep 64-bit integers inside the program instead of narrowing
+    /// them to 32 bits (Neuron devices compute integers in 32 bits).
+    #[arg(long)]
+    keep_int64: bool,
     /// What to write: "artifact" (default), "mlir" (the StableHLO module only) or
     /// "aten" (the imported ATen-level module, with node locations).
     #[arg(long, default_value = "artifact")]
@@ -172,8 +184,19 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
             known.join(", ")
         ));
     }
+    let target = Target::parse(&args.target).map_err(|e| e.to_string())?;
+    if target.neuron_chip().is_none() && (args.auto_cast != "none" || args.keep_int64) {
+        return Err(format!(
+            "--auto-cast and --keep-int64 are for Neuron targets (trn1, trn2, trn3, inf2), not `{}`",
+            args.target
+        ));
+    }
     let options = CompileOptions {
-        target: Target::parse(&args.target).map_err(|e| e.to_string())?,
+        target,
+        neuron: tpuc_compiler::neuron::NeuronOptions {
+            auto_cast: tpuc_compiler::neuron::AutoCast::parse(&args.auto_cast).unwrap_or_default(),
+            narrow_int64: !args.keep_int64,
+        },
         missing_weights: if args.weights_as_inputs {
             MissingWeights::AsInputs
         } else {
@@ -217,6 +240,9 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
                 report.weight_bytes,
                 report.output.display()
             );
+            for w in &report.warnings {
+                errln!("warning: {w}");
+            }
             if report.zero_filled > 0 {
                 errln!(
                     "warning: {} weights were not in the source (bare model.json) and were written as zeros; \
@@ -268,6 +294,7 @@ pub fn opt(
     pass_pipeline: &str,
     debug_locations: bool,
     list_passes: bool,
+    emit_hlo: Option<&Path>,
 ) -> Result<ExitCode, String> {
     if list_passes {
         for p in tpuc_compiler::passes::registry() {
@@ -284,6 +311,17 @@ pub fn opt(
         std::fs::read_to_string(&file)
             .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?
     };
+    if let Some(proto_path) = emit_hlo {
+        let (hlo_text, proto) =
+            tpuc_compiler::run_opt_to_hlo(&text, &file.display().to_string(), pass_pipeline)
+                .map_err(|e| e.to_string())?;
+        if !proto_path.as_os_str().is_empty() {
+            std::fs::write(proto_path, proto)
+                .map_err(|e| format!("cannot write `{}`: {e}", proto_path.display()))?;
+        }
+        out!("{hlo_text}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let out = tpuc_compiler::run_opt(
         &text,
         &file.display().to_string(),

@@ -142,6 +142,7 @@ pub fn run_program(
         cache: CacheMode::ReadWrite,
         cache_dir: Some(cache_dir.to_path_buf()),
         progress: None,
+        ..LoadOptions::default()
     };
     let session = match Session::load_with(scratch, client, &options) {
         Ok(s) => s,

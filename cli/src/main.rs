@@ -75,6 +75,11 @@ enum Command {
         /// List the registered passes and exit.
         #[arg(long)]
         list_passes: bool,
+        /// Print the result as XLA HLO text instead of MLIR (the form a Neuron
+        /// artifact's model.hlo.pb holds); with a FILE, also write the serialized
+        /// HloModuleProto there.
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+        emit_hlo: Option<PathBuf>,
     },
     /// Summarise an exported program: ops with counts, parameters, inputs, outputs and
     /// the ops tpuc cannot lower yet. With --sharding, a partitioned artifact instead:
@@ -199,7 +204,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             pass_pipeline,
             debug_locations,
             list_passes,
-        } => compiler_cmds::opt(file, &pass_pipeline, debug_locations, list_passes),
+            emit_hlo,
+        } => compiler_cmds::opt(
+            file,
+            &pass_pipeline,
+            debug_locations,
+            list_passes,
+            emit_hlo.as_deref(),
+        ),
         #[cfg(feature = "compiler")]
         Command::Inspect {
             model,

@@ -648,6 +648,7 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
         }],
         partitioning: Some(Partitioning::new(mesh, ShardingFormat::Gspmd)),
         tpu_executables: Vec::new(),
+        neuron: None,
     };
     std::fs::write(
         art.join("manifest.json"),

@@ -333,19 +333,41 @@ pub struct Partitioned {
     pub outputs: Vec<tpuc_runtime::sharding::TensorSharding>,
 }
 
-/// Writes the artifact for `model` with the StableHLO `program` to `output`. `origins`
-/// is `stablehlo-merge-dots`' record when it packed weights: for each argument of the
-/// program, the graph inputs it holds (several for a packed weight). `located_program`
-/// (the program with node locations) is what [`CompileOptions::finish`] gets.
+/// A Neuron artifact's HLO: the serialized module, its text, and the manifest
+/// section (whose file references [`write`] fills in).
+pub struct NeuronFiles {
+    pub hlo: Vec<u8>,
+    pub text: String,
+    pub program: tpuc_runtime::manifest::NeuronProgram,
+}
+
+/// What a compile produced, for [`write`]: the StableHLO `program` and what goes with it.
+pub struct Program<'a> {
+    pub text: &'a str,
+    /// The program with node locations: what [`CompileOptions::finish`] gets.
+    pub located: Option<&'a str>,
+    /// `stablehlo-merge-dots`' record when it packed weights: for each argument of the
+    /// program, the graph inputs it holds (several for a packed weight).
+    pub origins: Option<&'a [Vec<usize>]>,
+    pub partitioned: Option<Partitioned>,
+    /// A Neuron target's HLO.
+    pub neuron: Option<NeuronFiles>,
+}
+
+/// Writes the artifact for `model` with `program` to `output`.
 pub fn write(
     model: &ExportedModel,
-    program: &str,
+    program: Program<'_>,
     output: &Path,
     options: &CompileOptions,
-    partitioned: Option<Partitioned>,
-    origins: Option<&[Vec<usize>]>,
-    located_program: Option<&str>,
 ) -> Result<CompileReport, CompileError> {
+    let Program {
+        text: program,
+        located: located_program,
+        origins,
+        partitioned,
+        neuron,
+    } = program;
     check_output_path(&model.source, output)?;
     let graph = &model.graph;
     let as_inputs = !model.has_weights() && options.missing_weights == MissingWeights::AsInputs;
@@ -466,6 +488,32 @@ pub fn write(
         let (weights_sha, zero_filled) = written?;
         let source_sha = source_sha?;
         let program_sha = program_sha?;
+        let neuron = match neuron {
+            Some(files) => {
+                let mut section = files.program;
+                for (name, bytes, slot) in [
+                    (
+                        crate::neuron::HLO_FILE,
+                        files.hlo.as_slice(),
+                        &mut section.hlo,
+                    ),
+                    (
+                        crate::neuron::HLO_TEXT_FILE,
+                        files.text.as_bytes(),
+                        &mut section.hlo_text,
+                    ),
+                ] {
+                    let path = tmp.join(name);
+                    std::fs::write(&path, bytes).map_err(io_err(&path))?;
+                    *slot = FileRef {
+                        file: name.into(),
+                        checksum: Checksum::of(bytes),
+                    };
+                }
+                Some(section)
+            }
+            None => None,
+        };
         let manifest = Manifest {
             format_version: FORMAT_VERSION,
             tpuc_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -492,6 +540,7 @@ pub fn write(
             outputs,
             partitioning: partitioned.map(|p| p.partitioning),
             tpu_executables: Vec::new(),
+            neuron,
         };
         // A target's own step (a TPU executable compiled next to the program) adds its
         // files and manifest entries before anything is moved into place.
@@ -512,6 +561,7 @@ pub fn write(
             weight_bytes: weights.iter().map(|w| w.bytes).sum(),
             zero_filled,
             timings: Vec::new(),
+            warnings: Vec::new(),
         })
     })();
     let report = match result {

@@ -15,7 +15,9 @@
 
 pub mod artifact;
 pub mod frontend;
+pub mod hlo;
 pub mod import;
+pub mod neuron;
 pub mod passes;
 pub mod printer;
 pub mod sharding;
@@ -37,6 +39,14 @@ pub struct UnsupportedOp {
     pub target: String,
     pub count: usize,
     pub first_node: String,
+}
+
+/// One op a Neuron device cannot run (`neuron-check`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeuronDiagnostic {
+    pub node: String,
+    pub op: String,
+    pub message: String,
 }
 
 /// Everything that can go wrong while compiling.
@@ -65,10 +75,12 @@ pub enum CompileError {
     },
     #[error("refusing to write `{path}`: {reason}")]
     Output { path: PathBuf, reason: String },
-    #[error("unknown target `{0}` (known: tpu)")]
+    #[error("unknown target `{0}` (known: tpu, trn1, trn2, trn3, inf2)")]
     UnknownTarget(String),
     #[error("sharding: {0}")]
     Sharding(String),
+    #[error("{} op(s) cannot run on Neuron devices:\n{}", .0.len(), .0.iter().map(|d| format!("  node `{}` ({}): {}", d.node, d.op, d.message)).collect::<Vec<_>>().join("\n"))]
+    Neuron(Vec<NeuronDiagnostic>),
     /// A target's step after the artifact's files are written (the TPU compile).
     #[error("{0}")]
     Target(String),
@@ -115,19 +127,33 @@ pub enum Target {
     /// Portable StableHLO, for TPUs and any PJRT plugin.
     #[default]
     Tpu,
+    /// AWS Trainium / Inferentia: the program legalized for Neuron, as StableHLO and
+    /// as the XLA HLO `neuronx-cc` compiles (see [`neuron`]).
+    Neuron(neuron::Chip),
 }
 
 impl Target {
     pub fn name(self) -> &'static str {
         match self {
             Target::Tpu => "tpu",
+            Target::Neuron(chip) => chip.name(),
         }
     }
 
     pub fn parse(s: &str) -> Result<Target, CompileError> {
         match s {
             "tpu" | "stablehlo" | "pjrt" => Ok(Target::Tpu),
-            other => Err(CompileError::UnknownTarget(other.to_string())),
+            other => neuron::Chip::parse(other)
+                .map(Target::Neuron)
+                .ok_or_else(|| CompileError::UnknownTarget(other.to_string())),
+        }
+    }
+
+    /// The Neuron chip of a Neuron target.
+    pub fn neuron_chip(self) -> Option<neuron::Chip> {
+        match self {
+            Target::Neuron(chip) => Some(chip),
+            Target::Tpu => None,
         }
     }
 }
@@ -201,6 +227,9 @@ impl Stopwatch {
 #[derive(Clone, Default)]
 pub struct CompileOptions {
     pub target: Target,
+    /// How a Neuron target legalizes the program (`--auto-cast`, `--keep-int64`);
+    /// ignored by other targets.
+    pub neuron: neuron::NeuronOptions,
     pub missing_weights: MissingWeights,
     /// Called as the compile advances (weights: after each written chunk).
     pub progress: Option<ProgressFn>,
@@ -300,6 +329,8 @@ pub struct CompileReport {
     pub zero_filled: usize,
     /// Wall time of every stage, in order.
     pub timings: Vec<StageTime>,
+    /// What the user should know about the result (a Neuron target's f64 narrowing).
+    pub warnings: Vec<String>,
 }
 
 /// Creates the MLIR context tpuc uses.
@@ -479,10 +510,12 @@ fn lower_sharded<'c>(
 ) -> Result<(Module<'c>, Option<ProgramShardings>), CompileError> {
     let mut module = import::import_graph(ctx, &model.graph)?;
     watch.lap("import");
-    let pipeline = passes::pipeline_for(
+    let neuron = options.target.neuron_chip().map(|_| options.neuron);
+    let pipeline = passes::pipeline_for_target(
         options.opt_level,
         options.matmul_precision,
         &options.custom_lowerings,
+        neuron.as_ref(),
     );
     for pass in pipeline {
         // Marked right before the pass: the lowering rebuilds `@main` without it.
@@ -534,8 +567,65 @@ pub fn compile(
     options.report(Progress::Lowering);
     let ctx = new_context();
     let packable = packable_weights(&model, options);
+    if options.target.neuron_chip().is_some() {
+        neuron::check_unsharded(options.sharding.is_some())?;
+    }
     let (module, shardings) = lower_sharded(&ctx, &model, options, &packable, &mut watch)?;
     let origins = passes::merge_dots::take_arg_origins(&module);
+    let narrowed = passes::neuron_legalize::take_narrowed(&module);
+    let mut warnings = Vec::new();
+    if narrowed.iter().any(|t| t == "f64") {
+        warnings.push(
+            "f64 values are computed in f32 inside the program: Neuron devices have no f64 \
+             (arguments and outputs keep f64, converted at the edges)"
+                .to_string(),
+        );
+    }
+    let neuron_files = match options.target.neuron_chip() {
+        Some(chip) => {
+            let names: Vec<String> = match &origins {
+                Some(o) => o
+                    .iter()
+                    .map(|sources| {
+                        sources
+                            .iter()
+                            .map(|&i| model.graph.inputs[i].name.as_str())
+                            .collect::<Vec<_>>()
+                            .join("+")
+                    })
+                    .collect(),
+                None => model.graph.inputs.iter().map(|i| i.name.clone()).collect(),
+            };
+            let stem = input
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "model".into());
+            let hlo = hlo::emit(&module, &stem, &names)?;
+            watch.lap("hlo");
+            Some(artifact::NeuronFiles {
+                hlo: prost::Message::encode_to_vec(&hlo),
+                text: hlo::text::print(&hlo),
+                program: tpuc_runtime::manifest::NeuronProgram {
+                    target: chip.name().to_string(),
+                    hlo: tpuc_runtime::manifest::FileRef {
+                        file: String::new(),
+                        checksum: tpuc_runtime::manifest::Checksum::of(&[]),
+                    },
+                    hlo_text: tpuc_runtime::manifest::FileRef {
+                        file: String::new(),
+                        checksum: tpuc_runtime::manifest::Checksum::of(&[]),
+                    },
+                    auto_cast: options.neuron.auto_cast.name().to_string(),
+                    int64_narrowed: options.neuron.narrow_int64,
+                    neuronx_cc: neuron::neuronx_cc_command(
+                        chip,
+                        neuron::is_transformer(&model.graph),
+                    ),
+                },
+            })
+        }
+        None => None,
+    };
     let program = print_program(&module)?;
     // A target's own compiler (libtpu) gets the same program with node locations, so
     // that what it rejects is reported at a graph node.
@@ -557,16 +647,20 @@ pub fn compile(
     };
     let mut report = artifact::write(
         &model,
-        &program,
+        artifact::Program {
+            text: &program,
+            located: located.as_deref(),
+            origins: origins.as_deref(),
+            partitioned,
+            neuron: neuron_files,
+        },
         output,
         options,
-        partitioned,
-        origins.as_deref(),
-        located.as_deref(),
     )?;
     watch.lap("write");
     options.report(Progress::Done);
     report.timings = watch.times;
+    report.warnings = warnings;
     Ok(report)
 }
 
@@ -639,4 +733,28 @@ pub fn run_opt(
     } else {
         print_module(&module)
     }
+}
+
+/// [`run_opt`], then the module as XLA HLO: its text and the serialized
+/// `HloModuleProto` (`tpuc opt --emit-hlo`).
+pub fn run_opt_to_hlo(
+    text: &str,
+    file: &str,
+    pipeline: &str,
+) -> Result<(String, Vec<u8>), CompileError> {
+    let passes = passes::parse_pipeline(pipeline)?;
+    let ctx = new_context();
+    let module = Module::parse(&ctx, text).ok_or_else(|| CompileError::MlirParse {
+        file: file.to_string(),
+    })?;
+    let module = passes::run_pipeline(&ctx, module, &passes)?;
+    let names: Vec<String> = ir_main_argument_count(&module)
+        .map(|n| (0..n).map(|i| format!("Arg_{i}")).collect())
+        .unwrap_or_default();
+    let hlo = hlo::emit(&module, "module", &names)?;
+    Ok((hlo::text::print(&hlo), prost::Message::encode_to_vec(&hlo)))
+}
+
+fn ir_main_argument_count(module: &Module<'_>) -> Option<usize> {
+    passes::ir::main_block(module).map(|b| passes::ir::block_arguments(b).len())
 }

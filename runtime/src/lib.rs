@@ -41,7 +41,7 @@ pub use pjrt::{
     Buffer, Client, ClientOptions, CompiledMemoryStats, Device, LoadedExecutable, Plugin,
 };
 pub use session::{
-    CacheMode, CompileSource, LoadEvent, LoadOptions, LoadReport, ProgressFn, Session,
-    ShardedBuffers,
+    CacheMode, CompileSource, LoadEvent, LoadOptions, LoadReport, ProgramChoice, ProgressFn,
+    Session, ShardedBuffers,
 };
 pub use tensor::HostTensor;

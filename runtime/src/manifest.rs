@@ -57,6 +57,33 @@ pub struct Manifest {
     /// (`tpuc compile --topology`), next to the portable program.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tpu_executables: Vec<TpuExecutable>,
+    /// The Trainium form of the program (`tpuc compile --target trn2`): `program` is
+    /// then the legalized StableHLO (for AWS's PJRT plugin) and this names the XLA
+    /// `HloModuleProto` of the same program that `neuronx-cc` compiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neuron: Option<NeuronProgram>,
+}
+
+/// A program legalized for AWS Neuron devices and written as XLA HLO.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NeuronProgram {
+    /// The Neuron device generation: `trn1`, `trn2`, `trn3` or `inf2`.
+    pub target: String,
+    /// The serialized `HloModuleProto` (`model.hlo.pb`): parameters in `arguments`
+    /// order, results in `outputs` order (a tuple when there are several).
+    pub hlo: FileRef,
+    /// The same module as HLO text, for people.
+    pub hlo_text: FileRef,
+    /// The input type tpuc cast f32 matmul and convolution inputs to: `none`, `bf16`
+    /// or `fp16` (`--auto-cast`); the command below then tells `neuronx-cc` to cast
+    /// nothing more, so the device computes what the CPU check computed.
+    pub auto_cast: String,
+    /// Whether 64-bit integers inside the program were narrowed to 32 bits (the
+    /// arguments and outputs keep their types, converted at the edges).
+    pub int64_narrowed: bool,
+    /// The `neuronx-cc` command line that compiles `hlo` for `target`, run in the
+    /// artifact directory.
+    pub neuronx_cc: Vec<String>,
 }
 
 /// A TPU executable of the artifact's program, compiled by libtpu for a topology with

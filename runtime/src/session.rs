@@ -97,6 +97,19 @@ pub struct LoadOptions {
     pub cache_dir: Option<PathBuf>,
     /// Called with each [`LoadEvent`].
     pub progress: Option<ProgressFn>,
+    /// Which of an artifact's programs to run (default: its HLO when it has one).
+    pub program: ProgramChoice,
+}
+
+/// Which program of an artifact [`Session::load_with`] compiles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProgramChoice {
+    /// The XLA HLO of a Neuron artifact (what `neuronx-cc` compiles), else the
+    /// StableHLO program.
+    #[default]
+    Auto,
+    /// Always the StableHLO program (`program.mlir`).
+    StableHlo,
 }
 
 impl LoadOptions {
@@ -118,6 +131,7 @@ impl LoadOptions {
 impl std::fmt::Debug for LoadOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadOptions")
+            .field("program", &self.program)
             .field("cache", &self.cache)
             .field("cache_dir", &self.cache_dir)
             .field("progress", &self.progress.as_ref().map(|_| "Fn"))
@@ -172,10 +186,10 @@ struct Obtained {
 fn obtain_executable(
     client: &Client,
     program: &[u8],
+    format: &str,
     compile_options: &CompileOptions,
     options: &LoadOptions,
 ) -> Result<Obtained> {
-    const FORMAT: &str = "mlir";
     let start = Instant::now();
     let mut warnings = Vec::new();
     let cache_dir = match options.cache {
@@ -186,7 +200,7 @@ fn obtain_executable(
         Some(_) => Some(cache::cache_key(
             client,
             program,
-            FORMAT,
+            format,
             &compile_options.encode()?,
         )),
         None => None,
@@ -219,7 +233,7 @@ fn obtain_executable(
     options.emit(LoadEvent::CompileStart {
         program_bytes: program.len(),
     });
-    let executable = client.compile(program, FORMAT, compile_options)?;
+    let executable = client.compile(program, format, compile_options)?;
     let elapsed = start.elapsed();
     let mut entry = None;
     if let (Some(dir), Some(key)) = (&cache_dir, &key) {
@@ -342,11 +356,19 @@ impl Session {
         let load_start = Instant::now();
         let dir = dir.as_ref().to_path_buf();
         let manifest = read_manifest(&dir)?;
-        crate::version::check_stablehlo_version(
-            &dir,
-            &manifest.stablehlo_version,
-            client.plugin(),
-        )?;
+        // The HLO of a Neuron artifact (PJRT format "hlo"), else the StableHLO program,
+        // whose version the plugin must accept.
+        let (program_ref, format) = match (&manifest.neuron, options.program) {
+            (Some(neuron), ProgramChoice::Auto) => (&neuron.hlo, "hlo"),
+            _ => (&manifest.program, "mlir"),
+        };
+        if format == "mlir" {
+            crate::version::check_stablehlo_version(
+                &dir,
+                &manifest.stablehlo_version,
+                client.plugin(),
+            )?;
+        }
         let fail = |message: String| RuntimeError::Artifact {
             dir: dir.clone(),
             message,
@@ -357,10 +379,10 @@ impl Session {
         let positions = device_positions(client, &manifest).map_err(fail)?;
 
         // Program: checksum, then compile once.
-        let program_path = resolve(&dir, &manifest.program, "program")?;
+        let program_path = resolve(&dir, program_ref, "program")?;
         let program =
             std::fs::read(&program_path).map_err(|e| RuntimeError::io(&program_path, e))?;
-        verify_checksum(&program_path, &manifest.program.checksum, &program)?;
+        verify_checksum(&program_path, &program_ref.checksum, &program)?;
 
         // Weights: checksum, then check every weight argument against the file.
         let weight_args: Vec<&Argument> = manifest
@@ -429,7 +451,7 @@ impl Session {
             Some(p) => p.compile_options(),
             None => CompileOptions::default(),
         };
-        let obtained = obtain_executable(client, &program, &compile_options, options)?;
+        let obtained = obtain_executable(client, &program, format, &compile_options, options)?;
         options.emit(LoadEvent::CompileEnd {
             source: obtained.source,
             elapsed: obtained.elapsed,

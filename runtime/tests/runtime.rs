@@ -575,6 +575,7 @@ fn partitioned_sessions_run_on_their_mesh() {
             }],
             partitioning: Some(Partitioning::new(mesh.clone(), format)),
             tpu_executables: Vec::new(),
+            neuron: None,
         };
         write_manifest(&dir, &manifest);
         let options = LoadOptions {
@@ -1003,6 +1004,7 @@ fn write_artifact(dir: &Path) -> Manifest {
         ],
         partitioning: None,
         tpu_executables: Vec::new(),
+        neuron: None,
     };
     write_manifest(dir, &manifest);
     manifest
@@ -1197,7 +1199,7 @@ fn cache_options(cache_dir: &Path, cache: CacheMode) -> LoadOptions {
     LoadOptions {
         cache,
         cache_dir: Some(cache_dir.to_path_buf()),
-        progress: None,
+        ..LoadOptions::default()
     }
 }
 

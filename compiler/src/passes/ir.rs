@@ -378,6 +378,51 @@ pub fn named_function_blocks(module: &Module<'_>) -> Vec<(String, Option<MlirBlo
     out
 }
 
+/// The blocks of every region of `op`, in order.
+pub fn region_blocks(op: MlirOperation) -> Vec<MlirBlock> {
+    let mut out = Vec::new();
+    // SAFETY: region indices are below the op's region count; blocks are walked in
+    // their region's list.
+    unsafe {
+        for r in 0..mlir_sys::mlirOperationGetNumRegions(op) {
+            let region = mlir_sys::mlirOperationGetRegion(op, r);
+            let mut block = mlir_sys::mlirRegionGetFirstBlock(region);
+            while !block.ptr.is_null() {
+                out.push(block);
+                block = mlir_sys::mlirBlockGetNextInRegion(block);
+            }
+        }
+    }
+    out
+}
+
+/// Every op of `block` and of the regions nested in it, each op before the ops of its
+/// own regions.
+pub fn nested_ops(block: MlirBlock) -> Vec<MlirOperation> {
+    let mut out = Vec::new();
+    for op in block_ops(block) {
+        out.push(op);
+        for b in region_blocks(op) {
+            out.extend(nested_ops(b));
+        }
+    }
+    out
+}
+
+/// The entry block of `@main`.
+pub fn main_block(module: &Module<'_>) -> Option<MlirBlock> {
+    named_function_blocks(module)
+        .into_iter()
+        .find(|(n, _)| n == "main")
+        .and_then(|(_, b)| b)
+}
+
+/// The text of an MLIR identifier (a location's name, a file name).
+pub fn identifier_text(id: mlir_sys::MlirIdentifier) -> String {
+    // SAFETY: identifiers belong to the context, which outlives the call.
+    text(unsafe { mlir_sys::mlirIdentifierStr(id) })
+}
+
 /// The text of a C-API string.
 fn text(s: mlir_sys::MlirStringRef) -> String {
     // SAFETY: the string belongs to the context and is valid for `length` bytes.
@@ -731,6 +776,37 @@ pub fn clone_before(op: MlirOperation, anchor: MlirOperation) -> MlirOperation {
         mlir_sys::mlirBlockInsertOwnedOperationBefore(parent_block(anchor), anchor, new);
         new
     }
+}
+
+/// The result types of the function `func`, as MLIR spells them.
+pub fn function_result_types(func: MlirOperation) -> Option<Vec<String>> {
+    let a = attribute(func, "function_type")?;
+    // SAFETY: the attribute is checked to be a type attribute holding a function type
+    // before it is read; result indices are below the function type's count.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsAType(a) {
+            return None;
+        }
+        let fty = mlir_sys::mlirTypeAttrGetValue(a);
+        if !mlir_sys::mlirTypeIsAFunction(fty) {
+            return None;
+        }
+        Some(
+            (0..mlir_sys::mlirFunctionTypeGetNumResults(fty))
+                .map(|i| {
+                    melior::ir::Type::from_raw(mlir_sys::mlirFunctionTypeGetResult(fty, i))
+                        .to_string()
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Sets attribute `name` of `op` to `value`.
+pub fn set_attribute_value(op: MlirOperation, name: &str, value: mlir_sys::MlirAttribute) {
+    // SAFETY: `op` is live; the name outlives the call; the attribute belongs to the
+    // op's context.
+    unsafe { mlir_sys::mlirOperationSetAttributeByName(op, string_ref(name), value) }
 }
 
 /// Changes the type of result `i` of `op`.

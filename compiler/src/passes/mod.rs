@@ -12,10 +12,13 @@ pub mod fold_batch_reshape;
 pub mod fold_constants;
 pub mod fold_transpose;
 pub mod gather_to_slice;
-mod ir;
+pub(crate) mod ir;
 pub mod lower_aten_to_stablehlo;
 pub mod matmul_precision;
 pub mod merge_dots;
+pub mod neuron_auto_cast;
+pub mod neuron_check;
+pub mod neuron_legalize;
 pub mod outline_aten_composites;
 pub mod propagate_sharding;
 pub mod simplify;
@@ -105,6 +108,13 @@ pub fn registry() -> Vec<Box<dyn Pass>> {
         Box::new(dce::StablehloDce),
         Box::new(cse::StablehloCse),
         Box::new(propagate_sharding::PropagateSharding),
+        Box::new(neuron_legalize::NeuronLegalize { narrow_int64: true }),
+        Box::new(neuron_legalize::NeuronLegalize {
+            narrow_int64: false,
+        }),
+        Box::new(neuron_auto_cast::NeuronAutoCast(tpuc_runtime::DType::Bf16)),
+        Box::new(neuron_auto_cast::NeuronAutoCast(tpuc_runtime::DType::F16)),
+        Box::new(neuron_check::NeuronCheck),
         Box::new(verify_stablehlo::VerifyStablehlo),
     ]
 }
@@ -116,8 +126,21 @@ pub fn pipeline_for(
     precision: MatmulPrecision,
     custom: &[lower_aten_to_stablehlo::CustomLowering],
 ) -> Vec<Box<dyn Pass>> {
+    pipeline_for_target(level, precision, custom, None)
+}
+
+/// [`pipeline_for`] for a target: with `neuron`, composites are never outlined (Neuron
+/// takes plain HLO) and the Neuron passes run last, before verification: legalization,
+/// `--auto-cast`, then the check of every op.
+pub fn pipeline_for_target(
+    level: OptLevel,
+    precision: MatmulPrecision,
+    custom: &[lower_aten_to_stablehlo::CustomLowering],
+    neuron: Option<&crate::neuron::NeuronOptions>,
+) -> Vec<Box<dyn Pass>> {
+    let composites = neuron.is_none();
     let mut passes: Vec<Box<dyn Pass>> = Vec::new();
-    if level >= OptLevel::O2 {
+    if level >= OptLevel::O2 && composites {
         passes.push(Box::new(outline_aten_composites::OutlineAtenComposites));
     }
     passes.push(Box::new(LowerAtenToStablehlo {
@@ -139,11 +162,28 @@ pub fn pipeline_for(
     if level >= OptLevel::O2 {
         // On the cleaned-up program, so that patterns see one op per computation; the
         // constants the composites copied are then dead.
-        passes.push(Box::new(composites::OutlineComposites));
+        if composites {
+            passes.push(Box::new(composites::OutlineComposites));
+        }
         passes.push(Box::new(fold_batch_reshape::FoldBatchReshape));
         // Packs only the weights the caller marked (`compile` does, for artifacts).
         passes.push(Box::new(merge_dots::MergeDots));
         passes.push(Box::new(dce::StablehloDce));
+    }
+    if let Some(n) = neuron {
+        passes.push(Box::new(neuron_legalize::NeuronLegalize {
+            narrow_int64: n.narrow_int64,
+        }));
+        match n.auto_cast {
+            crate::neuron::AutoCast::None => {}
+            crate::neuron::AutoCast::Bf16 => passes.push(Box::new(
+                neuron_auto_cast::NeuronAutoCast(tpuc_runtime::DType::Bf16),
+            )),
+            crate::neuron::AutoCast::Fp16 => passes.push(Box::new(
+                neuron_auto_cast::NeuronAutoCast(tpuc_runtime::DType::F16),
+            )),
+        }
+        passes.push(Box::new(neuron_check::NeuronCheck));
     }
     passes.push(Box::new(verify_stablehlo::VerifyStablehlo));
     passes

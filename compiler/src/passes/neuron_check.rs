@@ -1,0 +1,184 @@
+//! `neuron-check`: every op of `@main` against what Neuron devices take, with one
+//! diagnostic per offending node, all reported at once.
+//!
+//! Refused: dynamic (`?`) dimensions, f64 values, matmuls and convolutions of integers
+//! (Neuron's matmul engines multiply floats), composites (the Neuron pipeline never
+//! outlines them), and any op outside [`SUPPORTED`]. That list is tpuc's model of
+//! Neuron's XLA frontend: the operators AWS documents for it, plus the HLO ops that
+//! AWS's own PyTorch/XLA lowerings hand `neuronx-cc` (windowed reductions, sort,
+//! bit manipulation). It is a table, to be corrected from the device when a check is
+//! found wrong. Everything a PyTorch graph needs outside the list is a diagnostic at
+//! its node, never a silent fallback.
+
+use melior::ir::Module;
+use melior::Context;
+use mlir_sys::{MlirOperation, MlirValue};
+use tpuc_runtime::DType;
+
+use super::{ir, Pass};
+use crate::{CompileError, NeuronDiagnostic};
+
+/// The StableHLO ops a Neuron program may hold (without the `stablehlo.` prefix).
+pub const SUPPORTED: &[&str] = &[
+    // Elementwise arithmetic and math.
+    "abs",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "remainder",
+    "negate",
+    "maximum",
+    "minimum",
+    "power",
+    "sign",
+    "floor",
+    "ceil",
+    "round_nearest_even",
+    "sqrt",
+    "rsqrt",
+    "exponential",
+    "exponential_minus_one",
+    "log",
+    "log_plus_one",
+    "logistic",
+    "tanh",
+    "sine",
+    "cosine",
+    "atan2",
+    "is_finite",
+    "clamp",
+    "select",
+    "compare",
+    "convert",
+    // Logic and bits.
+    "and",
+    "or",
+    "xor",
+    "not",
+    "shift_left",
+    "shift_right_logical",
+    "shift_right_arithmetic",
+    "bitcast_convert",
+    // Shapes and data movement.
+    "constant",
+    "iota",
+    "reshape",
+    "transpose",
+    "broadcast_in_dim",
+    "slice",
+    "concatenate",
+    "pad",
+    "reverse",
+    "gather",
+    "scatter",
+    // Contractions and reductions.
+    "dot_general",
+    "convolution",
+    "reduce",
+    "reduce_window",
+    "sort",
+    // Terminators of bodies.
+    "return",
+];
+
+pub struct NeuronCheck;
+
+impl Pass for NeuronCheck {
+    fn name(&self) -> &'static str {
+        "neuron-check"
+    }
+    fn description(&self) -> &'static str {
+        "Neuron: refuse what Neuron devices cannot run (dynamic sizes, f64, integer matmuls, unsupported ops), one diagnostic per node"
+    }
+    fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
+        let Some(block) = ir::main_block(&module) else {
+            return Ok(module);
+        };
+        let mut found = Vec::new();
+        for (i, arg) in ir::block_arguments(block).into_iter().enumerate() {
+            if let Some(problem) = type_problem(arg) {
+                found.push(NeuronDiagnostic {
+                    node: format!("argument {i}"),
+                    op: "func.func".into(),
+                    message: problem,
+                });
+            }
+        }
+        for op in ir::nested_ops(block) {
+            if let Some(message) = problem(op) {
+                let (node, _) = crate::hlo::node_of(op);
+                found.push(NeuronDiagnostic {
+                    node: if node.is_empty() { "?".into() } else { node },
+                    op: ir::op_name(op).to_string(),
+                    message,
+                });
+            }
+        }
+        if found.is_empty() {
+            Ok(module)
+        } else {
+            Err(CompileError::Neuron(found))
+        }
+    }
+}
+
+/// What a Neuron device cannot take about `v`'s type.
+fn type_problem(v: MlirValue) -> Option<String> {
+    // SAFETY: the type belongs to a live value; shaped-type queries follow the test.
+    let dynamic = unsafe {
+        let ty = mlir_sys::mlirValueGetType(v);
+        mlir_sys::mlirTypeIsAShaped(ty) && !mlir_sys::mlirShapedTypeHasStaticShape(ty)
+    };
+    if dynamic {
+        // SAFETY: the type belongs to the context, which outlives this call.
+        let ty = unsafe { melior::ir::Type::from_raw(ir::value_type(v)) };
+        return Some(format!(
+            "{ty} has a dynamic size; Neuron devices run static shapes only (export with static sizes, or one program per size)"
+        ));
+    }
+    match ir::tensor_type(v) {
+        Some(t) if t.dtype == DType::F64 => Some(format!(
+            "{} is f64, which Neuron devices do not compute (the neuron-legalize pass narrows it to f32)",
+            t.mlir()
+        )),
+        _ => None,
+    }
+}
+
+fn problem(op: MlirOperation) -> Option<String> {
+    let name = ir::op_name(op);
+    if name == "func.return" {
+        return None;
+    }
+    let short = name.strip_prefix("stablehlo.").unwrap_or(name);
+    if short == "composite" {
+        return Some(
+            "a composite; the Neuron pipeline inlines composites, so none may remain".into(),
+        );
+    }
+    if !name.starts_with("stablehlo.") || !SUPPORTED.contains(&short) {
+        return Some(format!(
+            "{name} is not among the ops Neuron's XLA frontend takes"
+        ));
+    }
+    for v in ir::results(op).into_iter() {
+        if let Some(p) = type_problem(v) {
+            return Some(p);
+        }
+    }
+    if short == "dot_general" || short == "convolution" {
+        let integer = ir::operands(op).into_iter().any(|v| {
+            ir::tensor_type(v).is_some_and(|t| {
+                !matches!(t.dtype, DType::F32 | DType::F16 | DType::Bf16 | DType::F64)
+            })
+        });
+        if integer {
+            return Some(format!(
+                "an integer {short}; Neuron's matmul engines multiply floats (cast the inputs to a float type in the model)"
+            ));
+        }
+    }
+    // Operands' types are reported at their producers, arguments above.
+    None
+}
