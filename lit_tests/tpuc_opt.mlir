@@ -22,7 +22,7 @@
 // STDIN: "stablehlo.select"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-gather-to-slice, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-merge-dots, stablehlo-dce, stablehlo-cse, stablehlo-propagate-sharding, verify-stablehlo
+// UNKNOWN: error: unknown pass `nope`; known passes: aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, stablehlo-fold-constants, stablehlo-simplify, stablehlo-gather-to-slice, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-merge-dots, stablehlo-dce, stablehlo-cse, stablehlo-propagate-sharding, neuron-legalize, neuron-legalize-keep-int64, neuron-auto-cast-bf16, neuron-auto-cast-fp16, neuron-check, verify-stablehlo
 
 // LIST: aten-outline-composites
 // LIST-NEXT: lower-aten-to-stablehlo
@@ -39,6 +39,11 @@
 // LIST-NEXT: stablehlo-dce
 // LIST-NEXT: stablehlo-cse
 // LIST-NEXT: stablehlo-propagate-sharding
+// LIST-NEXT: neuron-legalize
+// LIST-NEXT: neuron-legalize-keep-int64
+// LIST-NEXT: neuron-auto-cast-bf16
+// LIST-NEXT: neuron-auto-cast-fp16
+// LIST-NEXT: neuron-check
 // LIST-NEXT: verify-stablehlo
 
 "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({

@@ -109,16 +109,23 @@ fn read_tensors(dir: &Path) -> Result<Vec<HostTensor>, String> {
         .collect()
 }
 
+/// What every program of a coverage run shares: the plugin, the compile options (the
+/// target) and the executable cache.
+pub struct Runner<'a> {
+    pub client: &'a Client,
+    pub options: &'a CompileOptions,
+    pub cache_dir: &'a Path,
+}
+
 /// Runs one program: compile `model` into `scratch`, run it with the `.npy` files of
 /// `inputs`, compare with those of `expected`.
 pub fn run_program(
-    client: &Client,
+    runner: &Runner,
     model: &Path,
     inputs: &Path,
     expected: &Path,
     compute: Option<DType>,
     scratch: &Path,
-    cache_dir: &Path,
 ) -> Outcome {
     let (inputs, expected) = match (read_tensors(inputs), read_tensors(expected)) {
         (Ok(i), Ok(e)) => (i, e),
@@ -126,7 +133,7 @@ pub fn run_program(
     };
     let _ = std::fs::remove_dir_all(scratch);
     let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        tpuc_compiler::compile(model, scratch, &CompileOptions::default())
+        tpuc_compiler::compile(model, scratch, runner.options)
     }));
     match compiled {
         Err(_) => return Outcome::CompileError("the compiler panicked".into()),
@@ -140,11 +147,11 @@ pub fn run_program(
     }
     let options = LoadOptions {
         cache: CacheMode::ReadWrite,
-        cache_dir: Some(cache_dir.to_path_buf()),
+        cache_dir: Some(runner.cache_dir.to_path_buf()),
         progress: None,
         ..LoadOptions::default()
     };
-    let session = match Session::load_with(scratch, client, &options) {
+    let session = match Session::load_with(scratch, runner.client, &options) {
         Ok(s) => s,
         Err(e) => return Outcome::RuntimeError(e.to_string()),
     };
@@ -279,23 +286,21 @@ pub fn read_op_suite(root: &Path) -> Result<OpSuite, String> {
 
 /// Runs every case of the suite; results in case order.
 pub fn run_op_suite(
-    client: &Client,
+    runner: &Runner,
     suite: &OpSuite,
     scratch: &Path,
-    cache_dir: &Path,
     mut progress: impl FnMut(usize, usize, &OpCase),
 ) -> Vec<(OpCase, Outcome)> {
     let mut out = Vec::with_capacity(suite.cases.len());
     for (i, case) in suite.cases.iter().enumerate() {
         progress(i, suite.cases.len(), case);
         let outcome = run_program(
-            client,
+            runner,
             &case.dir.join("model.json"),
             &case.dir.join("inputs"),
             &case.dir.join("expected"),
             case.dtype,
             &scratch.join("op.tpuc"),
-            cache_dir,
         );
         out.push((case.clone(), outcome));
     }
@@ -360,10 +365,9 @@ pub fn read_model_index(root: &Path) -> Result<ModelIndex, String> {
 
 /// Runs every model of the corpus at `root` in both forms.
 pub fn run_models(
-    client: &Client,
+    runner: &Runner,
     root: &Path,
     scratch: &Path,
-    cache_dir: &Path,
     mut progress: impl FnMut(usize, usize, &str),
 ) -> Result<Vec<ModelResult>, String> {
     let (models, failed) = read_model_index(root)?;
@@ -378,13 +382,12 @@ pub fn run_models(
         let compute = meta["compute_dtype"].as_str().and_then(dtype_named);
         let run = |form: &str| {
             run_program(
-                client,
+                runner,
                 &dir.join(format!("{form}.pt2")),
                 &dir.join("inputs"),
                 &dir.join("expected"),
                 compute,
                 &scratch.join(format!("{name}-{form}.tpuc")),
-                cache_dir,
             )
         };
         out.push(ModelResult {
@@ -440,6 +443,7 @@ pub fn render(
     ops: &[(OpCase, Outcome)],
     corpora: &[(String, Vec<ModelResult>)],
     command: &str,
+    target: &str,
 ) -> String {
     let mut s = String::new();
     let by_op = op_status(ops);
@@ -448,7 +452,18 @@ pub fn render(
         .filter(|v| v.iter().all(|(_, o)| o.matched()))
         .count();
     let relevant = by_op.len();
-    s.push_str("# Coverage\n\n");
+    if target == "tpu" {
+        s.push_str("# Coverage\n\n");
+    } else {
+        s.push_str(&format!(
+            "# Coverage, target {target}\n\n\
+             Programs are compiled with `tpuc compile --target {target}` and what runs is the \
+             Neuron artifact's XLA HLO (model.hlo.pb), legalized for Neuron devices (64-bit \
+             integers and floats narrowed inside the program, `--auto-cast none`). A case \
+             `neuron-check` refuses (integer matmuls, f64 arithmetic that cannot be narrowed, \
+             ops outside Neuron's set) counts as a compile error with its diagnostic.\n\n"
+        ));
+    }
     s.push_str(&format!(
         "Written by `{command}`; every number below comes from that run (regenerate, do not edit).\n\
          Programs are compiled by `tpuc compile`, run on the CPU PJRT plugin and compared with\n\

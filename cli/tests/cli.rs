@@ -307,7 +307,13 @@ fn core_aten_op_suite_matches_pytorch() {
     let scratch = temp("op-suite");
     let cache = scratch.join("cache");
     std::fs::create_dir_all(&cache).unwrap();
-    let results = coverage::run_op_suite(&client, &suite, &scratch, &cache, |_, _, _| {});
+    let options = tpuc_compiler::CompileOptions::default();
+    let runner = coverage::Runner {
+        client: &client,
+        options: &options,
+        cache_dir: &cache,
+    };
+    let results = coverage::run_op_suite(&runner, &suite, &scratch, |_, _, _| {});
     let mut unexpected = Vec::new();
     let mut fixed = Vec::new();
     for (case, outcome) in &results {

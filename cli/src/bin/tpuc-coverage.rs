@@ -31,6 +31,10 @@ struct Args {
     /// The command line recorded in the report.
     #[arg(long, default_value = "make coverage")]
     command: String,
+    /// Compile for this target (`tpuc compile --target`): trn2 runs every program as
+    /// the HLO of its Neuron artifact.
+    #[arg(long, default_value = "tpu")]
+    target: String,
 }
 
 fn main() -> ExitCode {
@@ -56,6 +60,15 @@ fn run(args: &Args) -> Result<(), String> {
     let cache = scratch.join("cache");
     std::fs::create_dir_all(&cache).map_err(|e| e.to_string())?;
 
+    let options = tpuc_compiler::CompileOptions {
+        target: tpuc_compiler::Target::parse(&args.target).map_err(|e| e.to_string())?,
+        ..Default::default()
+    };
+    let runner = coverage::Runner {
+        client: &client,
+        options: &options,
+        cache_dir: &cache,
+    };
     let suite = if args.ops.join("index.json").is_file() {
         coverage::read_op_suite(&args.ops)?
     } else {
@@ -67,7 +80,7 @@ fn run(args: &Args) -> Result<(), String> {
             excluded: vec![],
         }
     };
-    let ops = coverage::run_op_suite(&client, &suite, &scratch, &cache, |i, n, c| {
+    let ops = coverage::run_op_suite(&runner, &suite, &scratch, |i, n, c| {
         if i % 50 == 0 {
             errln!("op cases: {i}/{n} ({})", c.id);
         }
@@ -78,12 +91,12 @@ fn run(args: &Args) -> Result<(), String> {
             errln!("skipping {}: no index.json", root.display());
             continue;
         }
-        let results = coverage::run_models(&client, root, &scratch, &cache, |i, n, name| {
+        let results = coverage::run_models(&runner, root, &scratch, |i, n, name| {
             errln!("models in {}: {i}/{n} ({name})", root.display());
         })?;
         corpora.push((root.display().to_string(), results));
     }
-    let text = coverage::render(&suite, &ops, &corpora, &args.command);
+    let text = coverage::render(&suite, &ops, &corpora, &args.command, &args.target);
     std::fs::write(&args.out, text).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let _ = std::fs::remove_dir_all(&scratch);
     errln!("wrote {}", args.out.display());
