@@ -312,6 +312,7 @@ fn core_aten_op_suite_matches_pytorch() {
         client: &client,
         options: &options,
         cache_dir: &cache,
+        tolerance_floor: None,
     };
     let results = coverage::run_op_suite(&runner, &suite, &scratch, |_, _, _| {});
     let mut unexpected = Vec::new();

@@ -617,6 +617,7 @@ pub fn compile(
                     },
                     auto_cast: options.neuron.auto_cast.name().to_string(),
                     int64_narrowed: options.neuron.narrow_int64,
+                    f64_narrowed: narrowed.iter().any(|t| t == "f64"),
                     neuronx_cc: neuron::neuronx_cc_command(
                         chip,
                         neuron::is_transformer(&model.graph),

@@ -81,9 +81,30 @@ pub struct NeuronProgram {
     /// Whether 64-bit integers inside the program were narrowed to 32 bits (the
     /// arguments and outputs keep their types, converted at the edges).
     pub int64_narrowed: bool,
+    /// Whether f64 values inside the program are computed in f32 (the arguments and
+    /// outputs keep f64, converted at the edges).
+    #[serde(default)]
+    pub f64_narrowed: bool,
     /// The `neuronx-cc` command line that compiles `hlo` for `target`, run in the
     /// artifact directory.
     pub neuronx_cc: Vec<String>,
+}
+
+impl NeuronProgram {
+    /// The precision an output of type `output` was computed in, where it is coarser
+    /// than `output`: f32 for an f64 output of a narrowed program, bf16 or f16 for a
+    /// float output of an auto-cast one. Comparisons with PyTorch use its tolerances.
+    pub fn computed_in(&self, output: DType) -> Option<DType> {
+        if !output.is_float() {
+            return None;
+        }
+        match self.auto_cast.as_str() {
+            "bf16" => return Some(DType::Bf16),
+            "fp16" => return Some(DType::F16),
+            _ => {}
+        }
+        (self.f64_narrowed && output == DType::F64).then_some(DType::F32)
+    }
 }
 
 /// A TPU executable of the artifact's program, compiled by libtpu for a topology with

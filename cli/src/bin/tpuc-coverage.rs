@@ -68,6 +68,7 @@ fn run(args: &Args) -> Result<(), String> {
         client: &client,
         options: &options,
         cache_dir: &cache,
+        tolerance_floor: None,
     };
     let suite = if args.ops.join("index.json").is_file() {
         coverage::read_op_suite(&args.ops)?

@@ -9,6 +9,10 @@
 //! bit manipulation). It is a table, to be corrected from the device when a check is
 //! found wrong. Everything a PyTorch graph needs outside the list is a diagnostic at
 //! its node, never a silent fallback.
+//!
+//! The program's interface keeps PyTorch's types: an f64 argument that is only
+//! converted (to f32, by `neuron-legalize`) and an f64 result that is only converted
+//! from a narrower type are the edges of a narrowed program, not f64 arithmetic.
 
 use melior::ir::Module;
 use melior::Context;
@@ -97,7 +101,10 @@ impl Pass for NeuronCheck {
         };
         let mut found = Vec::new();
         for (i, arg) in ir::block_arguments(block).into_iter().enumerate() {
-            if let Some(problem) = type_problem(arg) {
+            let edge = ir::users(arg)
+                .into_iter()
+                .all(|u| ir::op_name(u) == "stablehlo.convert");
+            if let Some(problem) = type_problem(arg, edge) {
                 found.push(NeuronDiagnostic {
                     node: format!("argument {i}"),
                     op: "func.func".into(),
@@ -123,8 +130,9 @@ impl Pass for NeuronCheck {
     }
 }
 
-/// What a Neuron device cannot take about `v`'s type.
-fn type_problem(v: MlirValue) -> Option<String> {
+/// What a Neuron device cannot take about `v`'s type; `edge`: `v` is only a convert
+/// at the program's interface, where f64 stays.
+fn type_problem(v: MlirValue, edge: bool) -> Option<String> {
     // SAFETY: the type belongs to a live value; shaped-type queries follow the test.
     let dynamic = unsafe {
         let ty = mlir_sys::mlirValueGetType(v);
@@ -138,7 +146,7 @@ fn type_problem(v: MlirValue) -> Option<String> {
         ));
     }
     match ir::tensor_type(v) {
-        Some(t) if t.dtype == DType::F64 => Some(format!(
+        Some(t) if t.dtype == DType::F64 && !edge => Some(format!(
             "{} is f64, which Neuron devices do not compute (the neuron-legalize pass narrows it to f32)",
             t.mlir()
         )),
@@ -163,7 +171,11 @@ fn problem(op: MlirOperation) -> Option<String> {
         ));
     }
     for v in ir::results(op).into_iter() {
-        if let Some(p) = type_problem(v) {
+        let edge = short == "convert"
+            && ir::users(v)
+                .into_iter()
+                .all(|u| ir::op_name(u) == "func.return");
+        if let Some(p) = type_problem(v, edge) {
             return Some(p);
         }
     }
