@@ -294,7 +294,7 @@ pub fn opt(
     pass_pipeline: &str,
     debug_locations: bool,
     list_passes: bool,
-    emit_hlo: Option<&Path>,
+    emit_hlo: Option<Option<&Path>>,
 ) -> Result<ExitCode, String> {
     if list_passes {
         for p in tpuc_compiler::passes::registry() {
@@ -312,10 +312,16 @@ pub fn opt(
             .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?
     };
     if let Some(proto_path) = emit_hlo {
+        if proto_path.is_some_and(|p| p == file) {
+            return Err(format!(
+                "--hlo-proto would overwrite the input `{}`",
+                file.display()
+            ));
+        }
         let (hlo_text, proto) =
             tpuc_compiler::run_opt_to_hlo(&text, &file.display().to_string(), pass_pipeline)
                 .map_err(|e| e.to_string())?;
-        if !proto_path.as_os_str().is_empty() {
+        if let Some(proto_path) = proto_path {
             std::fs::write(proto_path, proto)
                 .map_err(|e| format!("cannot write `{}`: {e}", proto_path.display()))?;
         }

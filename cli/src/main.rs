@@ -76,10 +76,13 @@ enum Command {
         #[arg(long)]
         list_passes: bool,
         /// Print the result as XLA HLO text instead of MLIR (the form a Neuron
-        /// artifact's model.hlo.pb holds); with a FILE, also write the serialized
-        /// HloModuleProto there.
-        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-        emit_hlo: Option<PathBuf>,
+        /// artifact's model.hlo.pb holds).
+        #[arg(long)]
+        emit_hlo: bool,
+        /// Also write the result as a serialized HloModuleProto to FILE (implies
+        /// --emit-hlo; an existing file is replaced).
+        #[arg(long, value_name = "FILE")]
+        hlo_proto: Option<PathBuf>,
     },
     /// Summarise an exported program: ops with counts, parameters, inputs, outputs and
     /// the ops tpuc cannot lower yet. With --sharding, a partitioned artifact instead:
@@ -205,12 +208,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             debug_locations,
             list_passes,
             emit_hlo,
+            hlo_proto,
         } => compiler_cmds::opt(
             file,
             &pass_pipeline,
             debug_locations,
             list_passes,
-            emit_hlo.as_deref(),
+            (emit_hlo || hlo_proto.is_some()).then_some(hlo_proto.as_deref()),
         ),
         #[cfg(feature = "compiler")]
         Command::Inspect {

@@ -161,9 +161,13 @@ fn value_shape(v: MlirValue, op: Option<MlirOperation>) -> Result<ShapeProto, Co
 
 /// The graph node `op` was lowered from and its source line, from its location.
 pub(crate) fn node_of(op: MlirOperation) -> (String, Option<(String, u32)>) {
-    // SAFETY: the location belongs to a live op; its parts are read after kind tests.
+    node_of_location(ir::location(op))
+}
+
+/// The graph node a location names (`loc("node"(file:line))`), as [`node_of`].
+pub(crate) fn node_of_location(loc: mlir_sys::MlirLocation) -> (String, Option<(String, u32)>) {
+    // SAFETY: the location is live; its parts are read after kind tests.
     unsafe {
-        let loc = mlir_sys::mlirOperationGetLocation(op);
         if !mlir_sys::mlirLocationIsAName(loc) {
             return (String::new(), None);
         }

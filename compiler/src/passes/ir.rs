@@ -669,6 +669,18 @@ pub fn create_op_before(
     }
 }
 
+/// Where `v` comes from: its argument's location, or its defining op's.
+pub fn value_location(v: MlirValue) -> MlirLocation {
+    // SAFETY: `v` is a live value.
+    unsafe { mlir_sys::mlirValueGetLocation(v) }
+}
+
+/// Gives `op` the location `loc` (a node name for diagnostics and HLO metadata).
+pub fn set_location(op: MlirOperation, loc: MlirLocation) {
+    // SAFETY: `op` is live and `loc` belongs to its context.
+    unsafe { mlir_sys::mlirOperationSetLocation(op, loc) }
+}
+
 /// The context `op` lives in.
 pub fn context(op: MlirOperation) -> mlir_sys::MlirContext {
     // SAFETY: `op` is live.

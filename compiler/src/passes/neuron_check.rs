@@ -105,9 +105,14 @@ impl Pass for NeuronCheck {
                 .into_iter()
                 .all(|u| ir::op_name(u) == "stablehlo.convert");
             if let Some(problem) = type_problem(arg, edge) {
+                let (name, _) = crate::hlo::node_of_location(ir::value_location(arg));
                 found.push(NeuronDiagnostic {
-                    node: format!("argument {i}"),
-                    op: "func.func".into(),
+                    node: if name.is_empty() {
+                        format!("argument {i}")
+                    } else {
+                        name
+                    },
+                    op: format!("argument {i}"),
                     message: problem,
                 });
             }

@@ -114,6 +114,7 @@ fn narrow(module: &Module<'_>, from: DType, to: DType) -> Result<bool, CompileEr
         };
         changed = true;
         let convert = ir::create_op_before(first, "stablehlo.convert", &[arg], &[ty(&t)?], &[]);
+        ir::set_location(convert, ir::value_location(arg));
         ir::replace_uses(arg, ir::result(convert, 0));
         ir::set_operand(convert, 0, arg);
     }
@@ -131,6 +132,7 @@ fn narrow(module: &Module<'_>, from: DType, to: DType) -> Result<bool, CompileEr
                 let back = t.with_dtype(from);
                 let convert =
                     ir::create_op_before(op, "stablehlo.convert", &[v], &[ty(&back)?], &[]);
+                ir::set_location(convert, ir::value_location(v));
                 ir::set_operand(op, i as isize, ir::result(convert, 0));
             }
             continue;
