@@ -93,10 +93,15 @@ bench: build bench-venv
 
 # Coverage: every Core ATen op case (testdata/ops) and every model corpus
 # (testdata/models, testdata/coverage/models), compiled, run on the CPU plugin and
-# compared with PyTorch; writes COVERAGE.md. The op cases also run in `make test`.
-coverage: setup
-	$(CARGO) build -p tpuc-cli --bin tpuc-coverage
-	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/debug/tpuc-coverage --out COVERAGE.md --command "make coverage"
+# compared with PyTorch; writes COVERAGE.md, and COVERAGE-trn2.md for the Neuron target
+# (what runs is each artifact's XLA HLO), to which jaxlib's reading of every corpus
+# model's trn2 HLO is appended (scripts/check_neuron_hlo.py, bench venv). The op cases
+# and the corpus on trn2 also run in `make test`.
+coverage: setup bench-venv
+	$(CARGO) build --release -p tpuc-cli --bin tpuc --bin tpuc-coverage
+	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/release/tpuc-coverage --out COVERAGE.md --command "make coverage"
+	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/release/tpuc-coverage --target trn2 --out COVERAGE-trn2.md --command "make coverage"
+	$(BENCH_VENV)/bin/python scripts/check_neuron_hlo.py --tpuc target/release/tpuc --report COVERAGE-trn2.md
 
 # Fuzzing: libFuzzer through libfuzzer-sys, with the sanitizer-coverage instrumentation
 # cargo-fuzz would add (stable rustc flags; no nightly, no sanitizer runtime). The

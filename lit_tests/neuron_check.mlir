@@ -5,7 +5,7 @@
 //
 // RUN: not tpuc opt %s --pass-pipeline=neuron-check 2>&1 | FileCheck %s
 
-// CHECK: error: 7 op(s) cannot run on Neuron devices:
+// CHECK: error: 7 node(s) cannot run on Neuron devices:
 // CHECK-NEXT: node `x` (argument 0): tensor<?x4xf32> has a dynamic size; Neuron devices run static shapes only
 // CHECK-NEXT: node `y` (argument 1): tensor<4xf64> is f64, which Neuron devices do not compute
 // CHECK-NEXT: node `neg` (stablehlo.negate): tensor<?x4xf32> has a dynamic size

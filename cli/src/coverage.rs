@@ -60,8 +60,16 @@ impl Outcome {
     }
 }
 
+/// The gist of a message on one line: its first line, with the first item of the
+/// list a line ending in `:` introduces (a Neuron diagnostic's node).
 fn first_line(s: &str) -> String {
-    let l = s.lines().next().unwrap_or("");
+    let mut lines = s.lines().map(str::trim);
+    let mut l = lines.next().unwrap_or("").to_string();
+    if l.ends_with(':') {
+        if let Some(next) = lines.next() {
+            l = format!("{l} {next}");
+        }
+    }
     let l: String = l.chars().take(160).collect();
     l.replace('|', "\\|")
 }

@@ -266,7 +266,7 @@ fn what_neuron_devices_cannot_run_is_refused_naming_the_node() {
     let mm = repo().join("testdata/ops/cases/mm.default/i64/model.json");
     let err = compile_err(&mm, &art, &["--target", "trn2"]);
     assert!(
-        err.contains("1 op(s) cannot run on Neuron devices")
+        err.contains("1 node(s) cannot run on Neuron devices")
             && err.contains("node `mm` (stablehlo.dot_general): an integer dot_general"),
         "{err}"
     );

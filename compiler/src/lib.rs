@@ -79,7 +79,7 @@ pub enum CompileError {
     UnknownTarget(String),
     #[error("sharding: {0}")]
     Sharding(String),
-    #[error("{} op(s) cannot run on Neuron devices:\n{}", .0.len(), .0.iter().map(|d| format!("  node `{}` ({}): {}", d.node, d.op, d.message)).collect::<Vec<_>>().join("\n"))]
+    #[error("{} node(s) cannot run on Neuron devices:\n{}", .0.len(), .0.iter().map(|d| format!("  node `{}` ({}): {}", d.node, d.op, d.message)).collect::<Vec<_>>().join("\n"))]
     Neuron(Vec<NeuronDiagnostic>),
     /// A target's step after the artifact's files are written (the TPU compile).
     #[error("{0}")]
