@@ -68,7 +68,8 @@ const CORPORA: [&str; 2] = ["testdata/models", "testdata/coverage/models"];
 /// the programs that did not match, with why.
 fn corpus_failures(options: &CompileOptions, floor: Option<(f64, f64)>) -> Vec<String> {
     let client = client();
-    let scratch = temp("corpus");
+    // Per auto-cast: the two corpus tests run in parallel.
+    let scratch = temp(&format!("corpus-{}", options.neuron.auto_cast.name()));
     let cache = scratch.join("cache");
     std::fs::create_dir_all(&cache).unwrap();
     let runner = coverage::Runner {
