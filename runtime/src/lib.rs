@@ -42,6 +42,6 @@ pub use pjrt::{
 };
 pub use session::{
     CacheMode, CompileSource, LoadEvent, LoadOptions, LoadReport, ProgramChoice, ProgressFn,
-    Session, ShardedBuffers,
+    Session, ShardedBuffers, TransferStats,
 };
 pub use tensor::HostTensor;

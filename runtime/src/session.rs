@@ -31,6 +31,7 @@ use crate::safetensors::SafeTensors;
 use crate::sharding::TensorSharding;
 use crate::{DType, HostTensor};
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -297,6 +298,58 @@ impl ShardedBuffers {
     }
 }
 
+/// Host/device traffic of a session's runs since it was loaded (the weights' upload at
+/// load is in [`LoadReport`] instead): every tensor, or shard of one, that crossed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransferStats {
+    /// Executions of the program.
+    pub executions: u64,
+    /// Buffers copied from the host to a device, and their bytes.
+    pub host_to_device: u64,
+    pub host_to_device_bytes: u64,
+    /// Buffers copied from a device to the host, and their bytes.
+    pub device_to_host: u64,
+    pub device_to_host_bytes: u64,
+}
+
+/// [`TransferStats`] counted from several threads.
+#[derive(Debug, Default)]
+struct Transfers {
+    executions: AtomicU64,
+    host_to_device: AtomicU64,
+    host_to_device_bytes: AtomicU64,
+    device_to_host: AtomicU64,
+    device_to_host_bytes: AtomicU64,
+}
+
+impl Transfers {
+    fn executed(&self) {
+        self.executions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn uploaded(&self, t: &HostTensor) {
+        self.host_to_device.fetch_add(1, Ordering::Relaxed);
+        self.host_to_device_bytes
+            .fetch_add(t.data.len() as u64, Ordering::Relaxed);
+    }
+
+    fn downloaded(&self, t: &HostTensor) {
+        self.device_to_host.fetch_add(1, Ordering::Relaxed);
+        self.device_to_host_bytes
+            .fetch_add(t.data.len() as u64, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> TransferStats {
+        TransferStats {
+            executions: self.executions.load(Ordering::Relaxed),
+            host_to_device: self.host_to_device.load(Ordering::Relaxed),
+            host_to_device_bytes: self.host_to_device_bytes.load(Ordering::Relaxed),
+            device_to_host: self.device_to_host.load(Ordering::Relaxed),
+            device_to_host_bytes: self.device_to_host_bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// A loaded artifact, ready to run. `Send + Sync`: runs may be issued from several
 /// threads (weights are never donated, so concurrent runs share them safely).
 pub struct Session {
@@ -313,6 +366,7 @@ pub struct Session {
     /// The addressable device index of each mesh position (one entry unpartitioned).
     positions: Vec<usize>,
     report: LoadReport,
+    transfers: Transfers,
 }
 
 impl std::fmt::Debug for Session {
@@ -559,6 +613,7 @@ impl Session {
             user_inputs,
             positions,
             report,
+            transfers: Transfers::default(),
         })
     }
 
@@ -708,10 +763,11 @@ impl Session {
         for (i, t) in inputs.iter().enumerate() {
             self.check_host_input(i, t)?;
             uploaded.push(self.client.buffer_from_host(t, self.positions[0])?);
+            self.transfers.uploaded(t);
         }
         let refs: Vec<&Buffer> = uploaded.iter().collect();
         let outputs = self.run_buffers(&refs)?;
-        outputs.iter().map(Buffer::to_host).collect()
+        outputs.iter().map(|b| self.download(b)).collect()
     }
 
     /// [`Session::run`] of a partitioned artifact: each input split by its sharding and
@@ -753,7 +809,10 @@ impl Session {
                 shards
                     .iter()
                     .zip(&self.positions)
-                    .map(|(s, &d)| self.client.buffer_from_host(s, d))
+                    .map(|(s, &d)| {
+                        self.transfers.uploaded(s);
+                        self.client.buffer_from_host(s, d)
+                    })
                     .collect::<Result<Vec<_>>>()?,
             );
         }
@@ -801,6 +860,7 @@ impl Session {
             .collect();
         let refs: Vec<&[&Buffer]> = lists.iter().map(|l| l.as_slice()).collect();
         let per_device = self.executable.execute_sharded(&refs)?;
+        self.transfers.executed();
         // per_device[position][output] -> tensors[output][position]
         let mut tensors: Vec<Vec<Buffer>> = (0..self.manifest.outputs.len())
             .map(|_| Vec::with_capacity(per_device.len()))
@@ -831,7 +891,7 @@ impl Session {
                 .get(i)
                 .ok_or_else(|| mismatch("the program returned fewer outputs".into()))?
                 .iter()
-                .map(Buffer::to_host)
+                .map(|b| self.download(b))
                 .collect::<Result<Vec<_>>>()?;
             let whole = sharding_or_whole(spec.sharding.as_ref(), spec.shape.len())
                 .assemble(mesh, &spec.shape, &shards)
@@ -846,6 +906,19 @@ impl Session {
             whole_outputs.push(whole);
         }
         Ok(whole_outputs)
+    }
+
+    /// What this session's runs moved between host and devices since it was loaded.
+    /// Buffers a caller uploads or downloads itself around [`Session::run_buffers`] are
+    /// the caller's and not counted.
+    pub fn transfer_stats(&self) -> TransferStats {
+        self.transfers.snapshot()
+    }
+
+    fn download(&self, b: &Buffer) -> Result<HostTensor> {
+        let t = b.to_host()?;
+        self.transfers.downloaded(&t);
+        Ok(t)
     }
 
     /// Runs the program on inputs already on the session's device; outputs stay there.
@@ -880,6 +953,7 @@ impl Session {
             })
             .collect();
         let outputs = self.executable.execute(&args)?;
+        self.transfers.executed();
         for (i, (b, spec)) in outputs.iter().zip(&self.manifest.outputs).enumerate() {
             let dtype = b.dtype()?;
             if dtype != spec.dtype || !shape_matches(&spec.shape, b.shape()) {

@@ -1030,12 +1030,29 @@ fn session_loads_validates_and_runs() {
 
     let x = HostTensor::from_f32(&[2, 3], &[1.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
     let k = i64s(&[], &[-12]);
+    assert_eq!(
+        session.transfer_stats(),
+        tpuc_runtime::TransferStats::default()
+    );
     for _ in 0..2 {
         let out = session.run(&[x.clone(), k.clone()]).unwrap();
         assert_eq!(out.len(), 2);
         assert_eq!(f32s(&out[0]), [1.5, 2.25, 2.0, 8.5, 10.25, 11.0]);
         assert_eq!(out[1], i64s(&[], &[144]));
     }
+    // Each run moved its two inputs in and its two outputs out; the weights stay on
+    // the device from the load.
+    let stats = session.transfer_stats();
+    assert_eq!(
+        stats,
+        tpuc_runtime::TransferStats {
+            executions: 2,
+            host_to_device: 4,
+            host_to_device_bytes: 2 * (24 + 8),
+            device_to_host: 4,
+            device_to_host_bytes: 2 * (24 + 8),
+        }
+    );
 
     // Wrong shape, dtype and count: errors naming the input.
     let wrong_shape = HostTensor::from_f32(&[3, 2], &[0.0; 6]);
