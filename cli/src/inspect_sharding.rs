@@ -72,6 +72,7 @@ pub fn inspect(artifact: &Path, plugin: Option<&Path>) -> Result<ExitCode, Strin
         dtype,
         shape,
         sharding,
+        ..
     } in &manifest.outputs
     {
         outln!("{}", row(mesh, name, *dtype, shape, sharding.as_ref()).0);

@@ -652,6 +652,7 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
             dtype: DType::F32,
             shape: vec![4, 3],
             sharding: Some(rows),
+            updates: None,
         }],
         partitioning: Some(Partitioning::new(mesh, ShardingFormat::Gspmd)),
         tpu_executables: Vec::new(),

@@ -441,17 +441,22 @@ pub fn write(
                 .and_then(|p| p.arguments.get(arguments.len()).cloned()),
         });
     }
+    // The user outputs, then the buffers' next values (what `@main` returns).
+    let updates = crate::import::state_updates(graph);
     let outputs = graph
         .outputs
         .iter()
+        .map(|n| (n, None))
+        .chain(updates.iter().map(|u| (&u.input, Some(u.input.clone()))))
         .enumerate()
-        .map(|(i, n)| {
+        .map(|(i, (n, updates))| {
             let m = &graph.tensors[n];
             TensorSpec {
                 name: n.clone(),
                 dtype: m.dtype,
                 shape: m.shape.clone(),
                 sharding: partitioned.as_ref().and_then(|p| p.outputs.get(i).cloned()),
+                updates,
             }
         })
         .collect();

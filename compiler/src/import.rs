@@ -172,9 +172,65 @@ type NodeOperands = (Vec<TValue>, Vec<(String, String)>);
 /// reshapes, transposes), recursively up to the root tensor, whose version then moves on;
 /// a view whose root changed since it was read is re-made from the new base when read
 /// again. Views tpuc cannot invert (as_strided, diagonal, expand, split...) are errors.
+/// A buffer the program updates for its next call: the buffer's placeholder and, in a
+/// Core ATen graph, the tensor holding its new value (`buffer_mutation`); an
+/// as-exported graph writes the buffer in place, and its value at the end is the new one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateUpdate {
+    pub input: String,
+    pub value: Option<String>,
+}
+
+/// The buffers `graph` updates, in the order `@main` returns them after the user
+/// outputs: Core ATen mutations in output-spec order, then buffers written in place
+/// (directly or through views) in input order.
+pub fn state_updates(graph: &Graph) -> Vec<StateUpdate> {
+    let mut updates: Vec<StateUpdate> = graph
+        .buffer_mutations
+        .iter()
+        .map(|(input, value)| StateUpdate {
+            input: input.clone(),
+            value: Some(value.clone()),
+        })
+        .collect();
+    let mut base: HashMap<&str, &str> = HashMap::default();
+    let mut written: Vec<&str> = Vec::new();
+    for node in &graph.nodes {
+        let outs = node.output_names();
+        if is_view_op(&node.target) && outs.len() == 1 {
+            if let Some((_, Arg::Tensor(b))) = node.args.first() {
+                base.insert(outs[0], b.as_str());
+            }
+        }
+        if inplace_functional_name(&node.target).is_some() {
+            if let Some((_, Arg::Tensor(m))) = node.args.first() {
+                let mut root = m.as_str();
+                while let Some(b) = base.get(root) {
+                    root = b;
+                }
+                written.push(root);
+            }
+        }
+    }
+    for spec in &graph.inputs {
+        if spec.kind == InputKind::Buffer
+            && written.contains(&spec.name.as_str())
+            && !updates.iter().any(|u| u.input == spec.name)
+        {
+            updates.push(StateUpdate {
+                input: spec.name.clone(),
+                value: None,
+            });
+        }
+    }
+    updates
+}
+
 struct Importer<'c, 'g> {
     ctx: &'c Context,
     graph: &'g Graph,
+    /// The buffers the program may write in place (from [`state_updates`]).
+    state: Vec<String>,
     emitter: tpuc_dialects::Emitter<'c>,
     values: HashMap<String, TValue>,
     views: HashMap<String, ViewInfo<'g>>,
@@ -406,14 +462,17 @@ impl<'c, 'g> Importer<'c, 'g> {
     }
 
     /// An in-place write into a graph input (directly or through a view) changes a
-    /// tensor the caller keeps: a parameter, buffer or constant (state such as a KV
-    /// cache) or the user's own input. Functionalizing it would silently drop that
-    /// effect, so it is refused until stateful programs are supported.
+    /// tensor the caller keeps. A buffer's (a KV cache) is state, returned for the next
+    /// call; a parameter's, constant's or user input's would be silently dropped by
+    /// functionalizing, so it is refused.
     fn refuse_input_mutation(&self, name: &str, node: &Node) -> Result<(), CompileError> {
         let root = self.root(name);
         let Some(spec) = self.graph.inputs.iter().find(|s| s.name == root) else {
             return Ok(());
         };
+        if spec.kind == InputKind::Buffer && self.state.contains(&root) {
+            return Ok(());
+        }
         let what = match spec.kind {
             InputKind::Parameter => "parameter",
             InputKind::Buffer => "buffer",
@@ -433,9 +492,8 @@ impl<'c, 'g> Importer<'c, 'g> {
             node,
             format!(
                 "writes in place into {what} {target}{through}; the write would outlive the \
-                 call, and tpuc compiles stateless programs only (stateful programs such as \
-                 KV-cache decoding are not supported yet; dropping the write would give wrong \
-                 results from the second call on)"
+                 call, and tpuc keeps only buffers as state between calls (dropping the write \
+                 would give wrong results from the second call on)"
             ),
         ))
     }
@@ -505,9 +563,11 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
             )
         })
         .collect();
+    let updates = state_updates(graph);
     let results: Vec<TensorType> = graph
         .outputs
         .iter()
+        .chain(updates.iter().map(|u| &u.input))
         .map(|n| tensor_type(&graph.tensors[n]))
         .collect();
     let func = append_function(
@@ -522,6 +582,7 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
     let mut importer = Importer {
         ctx,
         graph,
+        state: updates.iter().map(|u| u.input.clone()).collect(),
         emitter: func.emitter,
         values: HashMap::default(),
         views: HashMap::default(),
@@ -535,7 +596,8 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
         importer.import_node(node)?;
     }
     let mut outs = Vec::new();
-    for n in &graph.outputs {
+    let state_values = updates.iter().map(|u| u.value.as_ref().unwrap_or(&u.input));
+    for n in graph.outputs.iter().chain(state_values) {
         // Outputs go through lookup too: a view output sees writes made after it.
         let dummy = Node {
             name: format!("output `{n}`"),

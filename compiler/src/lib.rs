@@ -570,6 +570,18 @@ pub fn compile(
     if options.target.neuron_chip().is_some() {
         neuron::check_unsharded(options.sharding.is_some())?;
     }
+    let state = import::state_updates(&model.graph);
+    if options.sharding.is_some() && !state.is_empty() {
+        return Err(CompileError::Sharding(format!(
+            "the program keeps state between calls (buffers {}), and stateful programs \
+             cannot be partitioned yet; compile without --mesh/--shard",
+            state
+                .iter()
+                .map(|u| format!("`{}`", u.input))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     let (module, shardings) = lower_sharded(&ctx, &model, options, &packable, &mut watch)?;
     let origins = passes::merge_dots::take_arg_origins(&module);
     let narrowed = passes::neuron_legalize::take_narrowed(&module);

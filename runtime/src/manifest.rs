@@ -309,4 +309,9 @@ pub struct TensorSpec {
     /// Its sharding on the mesh of [`Manifest::partitioning`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sharding: Option<TensorSharding>,
+    /// For an output: the argument (a buffer) this output is the next value of. Such
+    /// outputs follow the user outputs; the runtime keeps them on the device and passes
+    /// them as that argument on the next call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updates: Option<String>,
 }

@@ -32,7 +32,7 @@ use crate::sharding::TensorSharding;
 use crate::{DType, HostTensor};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How [`Session::load_with`] uses the on-disk executable cache.
@@ -367,6 +367,61 @@ pub struct Session {
     positions: Vec<usize>,
     report: LoadReport,
     transfers: Transfers,
+    /// The buffers the program updates (outputs with `updates`), in output order.
+    state: Vec<StateSlot>,
+    /// Each state buffer's current value on the device: `None` until a run (or
+    /// [`Session::write_state`]) replaces the initial value, which stays in `weights`.
+    state_values: Mutex<Vec<Option<Arc<Buffer>>>>,
+}
+
+/// An argument whose value the program computes anew each call.
+#[derive(Clone, Copy, Debug)]
+struct StateSlot {
+    /// Index into `manifest.arguments`.
+    arg: usize,
+    /// Index into `manifest.outputs` of its next value.
+    output: usize,
+}
+
+/// The state of a manifest: every output that `updates` an argument, checked (a
+/// buffer of the same type, updated once; not with a partitioned program).
+fn state_slots(manifest: &Manifest) -> std::result::Result<Vec<StateSlot>, String> {
+    let mut slots: Vec<StateSlot> = Vec::new();
+    for (output, spec) in manifest.outputs.iter().enumerate() {
+        let Some(name) = &spec.updates else { continue };
+        let arg = manifest
+            .arguments
+            .iter()
+            .position(|a| &a.name == name)
+            .ok_or_else(|| {
+                format!(
+                    "output {output} `{}` updates `{name}`, which is not an argument",
+                    spec.name
+                )
+            })?;
+        let a = &manifest.arguments[arg];
+        if a.kind != ArgumentKind::Buffer || a.dtype != spec.dtype || a.shape != spec.shape {
+            return Err(format!(
+                "output {output} `{}` ({}) updates argument `{name}` ({:?} {}): state must be a buffer of the same type",
+                spec.name,
+                describe(spec.dtype, &spec.shape),
+                a.kind,
+                describe(a.dtype, &a.shape)
+            ));
+        }
+        if slots.iter().any(|s| s.arg == arg) {
+            return Err(format!("argument `{name}` is updated by two outputs"));
+        }
+        slots.push(StateSlot { arg, output });
+    }
+    let first_state = manifest.outputs.len() - slots.len();
+    if slots.iter().any(|s| s.output < first_state) {
+        return Err("outputs that update state must follow every user output".into());
+    }
+    if !slots.is_empty() && manifest.partitioning.is_some() {
+        return Err("a partitioned program with state is not supported".into());
+    }
+    Ok(slots)
 }
 
 impl std::fmt::Debug for Session {
@@ -431,6 +486,7 @@ impl Session {
             return Err(fail("the client has no addressable device".into()));
         }
         let positions = device_positions(client, &manifest).map_err(fail)?;
+        let state = state_slots(&manifest).map_err(fail)?;
 
         // Program: checksum, then compile once.
         let program_path = resolve(&dir, program_ref, "program")?;
@@ -492,11 +548,15 @@ impl Session {
                 )));
             }
             let tie = (key, arg.sharding.as_ref());
-            if let Some(&slot) = uploaded.get(&tie) {
+            // A state argument gets its own buffer: its value changes, its tie's does not.
+            let is_state = state.iter().any(|st| st.arg == i);
+            if let Some(&slot) = uploaded.get(&tie).filter(|_| !is_state) {
                 slots.push(Slot::Weight(slot));
                 continue;
             }
-            uploaded.insert(tie, weight_tensors.len());
+            if !is_state {
+                uploaded.insert(tie, weight_tensors.len());
+            }
             slots.push(Slot::Weight(weight_tensors.len()));
             weight_tensors.push((key, view));
         }
@@ -614,6 +674,8 @@ impl Session {
             positions,
             report,
             transfers: Transfers::default(),
+            state_values: Mutex::new(vec![None; state.len()]),
+            state,
         })
     }
 
@@ -682,8 +744,10 @@ impl Session {
     }
 
     /// The outputs [`Session::run`] returns, in order.
+    /// The user outputs, in order (a stateful program's next state values, which
+    /// follow them in the manifest, stay in the session).
     pub fn outputs(&self) -> &[TensorSpec] {
-        &self.manifest.outputs
+        &self.manifest.outputs[..self.manifest.outputs.len() - self.state.len()]
     }
 
     fn check_input(&self, index: usize, dtype: DType, shape: &[i64]) -> Result<()> {
@@ -944,12 +1008,25 @@ impl Session {
                 });
             }
         }
+        // A stateful run holds the state from reading it to replacing it: runs of one
+        // session take turns, each seeing the state the previous one left.
+        let mut state = self.lock_state()?;
+        let current: Vec<Option<Arc<Buffer>>> = state.clone();
         let args: Vec<&Buffer> = self
             .slots
             .iter()
-            .map(|s| match *s {
-                Slot::Weight(w) => &self.weights[w][0],
-                Slot::User(u) => inputs[u],
+            .enumerate()
+            .map(|(arg, s)| {
+                let held = self
+                    .state
+                    .iter()
+                    .position(|st| st.arg == arg)
+                    .and_then(|k| current[k].as_deref());
+                match (*s, held) {
+                    (_, Some(b)) => b,
+                    (Slot::Weight(w), None) => &self.weights[w][0],
+                    (Slot::User(u), None) => inputs[u],
+                }
             })
             .collect();
         let outputs = self.executable.execute(&args)?;
@@ -968,7 +1045,83 @@ impl Session {
                 });
             }
         }
+        let mut outputs = outputs;
+        let next_state = outputs.split_off(outputs.len() - self.state.len());
+        for (slot, b) in state.iter_mut().zip(next_state) {
+            *slot = Some(Arc::new(b));
+        }
         Ok(outputs)
+    }
+
+    /// The names of the arguments the program keeps as state (a KV cache, a counter),
+    /// in the manifest's order of the outputs that update them.
+    pub fn state_names(&self) -> Vec<&str> {
+        self.state
+            .iter()
+            .map(|s| self.manifest.arguments[s.arg].name.as_str())
+            .collect()
+    }
+
+    fn state_index(&self, name: &str) -> Result<usize> {
+        self.state
+            .iter()
+            .position(|s| self.manifest.arguments[s.arg].name == name)
+            .ok_or_else(|| {
+                RuntimeError::InvalidArgument(format!(
+                    "`{name}` is not state of this program (state: {})",
+                    if self.state.is_empty() {
+                        "none".to_string()
+                    } else {
+                        self.state_names().join(", ")
+                    }
+                ))
+            })
+    }
+
+    /// Back to the initial state (the artifact's values; they never left the device).
+    pub fn reset_state(&self) -> Result<()> {
+        let mut state = self.lock_state()?;
+        state.iter_mut().for_each(|v| *v = None);
+        Ok(())
+    }
+
+    /// The current value of state `name` (downloaded: to save a cache, say).
+    pub fn read_state(&self, name: &str) -> Result<HostTensor> {
+        let k = self.state_index(name)?;
+        let held = self.lock_state()?[k].clone();
+        match held {
+            Some(b) => self.download(&b),
+            None => {
+                let arg = self.state[k].arg;
+                match self.slots[arg] {
+                    Slot::Weight(w) => self.download(&self.weights[w][0]),
+                    Slot::User(_) => unreachable!("state arguments are buffers"),
+                }
+            }
+        }
+    }
+
+    /// Replaces state `name` with `value` (of its dtype and shape) for the next run.
+    pub fn write_state(&self, name: &str, value: &HostTensor) -> Result<()> {
+        let k = self.state_index(name)?;
+        let arg = &self.manifest.arguments[self.state[k].arg];
+        if value.dtype != arg.dtype || value.shape != arg.shape {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "state `{name}` is {}, the value given is {}",
+                describe(arg.dtype, &arg.shape),
+                describe(value.dtype, &value.shape)
+            )));
+        }
+        let b = self.client.buffer_from_host(value, self.positions[0])?;
+        self.transfers.uploaded(value);
+        self.lock_state()?[k] = Some(Arc::new(b));
+        Ok(())
+    }
+
+    fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, Vec<Option<Arc<Buffer>>>>> {
+        self.state_values.lock().map_err(|_| {
+            RuntimeError::InvalidArgument("a run panicked while holding the state".into())
+        })
     }
 }
 

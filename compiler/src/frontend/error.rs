@@ -45,7 +45,7 @@ pub enum FrontendError {
     },
     #[error("tensor `{tensor}` has dtype {dtype}, which tpuc does not support (supported: f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool)")]
     UnsupportedDtype { tensor: String, dtype: String },
-    #[error("the program updates state that outlives the call: {writes}. tpuc compiles stateless programs only (stateful programs such as KV-cache decoding are not supported yet); dropping the updates would give wrong results from the second call on")]
+    #[error("the program writes tensors the caller keeps: {writes}. tpuc keeps buffers as state between calls (a KV cache, a counter); writes into parameters and user inputs are not supported, and dropping them would give wrong results from the second call on")]
     StateMutation { writes: String },
     #[error("tensor `{tensor}` has a symbolic (dynamic) size `{size}`; tpuc compiles static shapes for now (export without dynamic_shapes)")]
     DynamicShape { tensor: String, size: String },

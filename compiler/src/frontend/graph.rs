@@ -111,6 +111,10 @@ pub struct Graph {
     pub inputs: Vec<InputSpec>,
     /// Names of the user outputs, in order.
     pub outputs: Vec<String>,
+    /// Core ATen `buffer_mutation` outputs: each buffer's placeholder name and the
+    /// tensor that is its value for the next call (as-exported graphs write buffers in
+    /// place instead; `import::state_updates` finds both).
+    pub buffer_mutations: Vec<(String, String)>,
     pub nodes: Vec<Node>,
     /// Metadata of every tensor value by name.
     pub tensors: BTreeMap<String, TensorMeta>,

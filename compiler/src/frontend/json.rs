@@ -465,9 +465,16 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
         .enumerate()
         .map(|(i, s)| parse_input_spec(s, i))
         .collect::<Result<Vec<_>>>()?;
-    let outputs = graph_outputs(graph, signature, &nodes, file)?;
+    let (outputs, buffer_mutations) = graph_outputs(graph, signature, &inputs, &nodes, file)?;
+    let mutated: Vec<String> = buffer_mutations.iter().map(|(_, v)| v.clone()).collect();
     check_definitions(&inputs, &nodes, &outputs)?;
-    for name in inputs.iter().map(|s| &s.name).chain(outputs.iter()) {
+    check_definitions(&inputs, &nodes, &mutated)?;
+    for name in inputs
+        .iter()
+        .map(|s| &s.name)
+        .chain(outputs.iter())
+        .chain(mutated.iter())
+    {
         if !tensors.contains_key(name) {
             return Err(malformed(format!(
                 "tensor `{name}` has no entry in tensor_values"
@@ -477,11 +484,15 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
     Ok(Graph {
         inputs,
         outputs,
+        buffer_mutations,
         nodes,
         tensors,
         schema_version: (major, minor),
     })
 }
+
+/// The user outputs and the buffer mutations (buffer placeholder, new value).
+type UserOutputsAndMutations = (Vec<String>, Vec<(String, String)>);
 
 /// The name of the node that produces tensor `name`, for messages.
 fn producer<'a>(nodes: &'a [Node], name: &str) -> Option<&'a str> {
@@ -492,16 +503,17 @@ fn producer<'a>(nodes: &'a [Node], name: &str) -> Option<&'a str> {
 }
 
 /// The user outputs: `graph.outputs`, checked against the signature's `output_specs`
-/// (one user_output spec per graph output, naming the same tensor, in order).
-/// Mutation specs are refused with the tensor they would write: tpuc compiles
-/// stateless programs only, and dropping the write would give wrong results from the
-/// second call on.
+/// (one spec per graph output, naming the same tensor, in order), and the buffer
+/// mutations (buffer placeholder, new value). Mutations of parameters and user inputs
+/// are refused with the tensor they would write: tpuc keeps buffers as state, and
+/// dropping the write would give wrong results from the second call on.
 fn graph_outputs(
     graph: &Value,
     signature: &Value,
+    inputs: &[InputSpec],
     nodes: &[Node],
     file: &str,
-) -> Result<Vec<String>> {
+) -> Result<UserOutputsAndMutations> {
     let mut listed = Vec::new();
     for (i, out) in as_array(get(graph, "outputs", file)?, file)?
         .iter()
@@ -518,6 +530,8 @@ fn graph_outputs(
     }
     let specs = as_array(get(signature, "output_specs", file)?, file)?;
     let mut outputs = Vec::new();
+    let mut in_spec_order = Vec::new();
+    let mut mutations = Vec::new();
     let mut writes = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         let ctx = format!("output spec #{i}");
@@ -531,6 +545,7 @@ fn graph_outputs(
                 )));
             }
             outputs.push(tensor_name(inner, &ctx)?);
+            in_spec_order.push(outputs.last().unwrap().clone());
             continue;
         }
         let (what, field) = match kind {
@@ -547,6 +562,19 @@ fn graph_outputs(
         // Mutation specs hold a TensorArgument (`{"name": ...}`), not a union.
         let value = arg.get("name").and_then(Value::as_str).unwrap_or("?");
         let target = val.get(field).and_then(Value::as_str).unwrap_or("?");
+        in_spec_order.push(value.to_string());
+        if kind == "buffer_mutation" {
+            let buffer = inputs
+                .iter()
+                .find(|s| s.kind == InputKind::Buffer && s.target.as_deref() == Some(target))
+                .ok_or_else(|| {
+                    malformed(format!(
+                        "{ctx}: buffer_mutation of `{target}`, which no buffer input spec names"
+                    ))
+                })?;
+            mutations.push((buffer.name.clone(), value.to_string()));
+            continue;
+        }
         let by = producer(nodes, value)
             .map(|n| format!(" by node `{n}`"))
             .unwrap_or_default();
@@ -559,15 +587,15 @@ fn graph_outputs(
             writes: writes.join("; "),
         });
     }
-    if outputs != listed {
+    if in_spec_order != listed {
         return Err(malformed(format!(
             "output_specs name the outputs [{}] but graph.outputs lists [{}]; they must agree \
              (a damaged or hand-edited model.json?)",
-            outputs.join(", "),
+            in_spec_order.join(", "),
             listed.join(", ")
         )));
     }
-    Ok(outputs)
+    Ok((outputs, mutations))
 }
 
 /// Every tensor is defined once (by an input or a node) and every output is defined.
