@@ -25,6 +25,53 @@ pub struct RunArgs {
     /// Absolute tolerance (default depends on dtype: f32 1e-5, f16 1e-3, bf16 1e-2).
     #[arg(long)]
     pub atol: Option<f64>,
+    /// Another call in the same session, with its own `--input`s and `--expect`s
+    /// (repeatable: `--then --input a.npy --expect b.npy --then ...`). A stateful
+    /// artifact (a KV-cache decode step) carries its state from call to call.
+    #[arg(long = "then", num_args = 0.., allow_hyphen_values = true, value_name = "CALL")]
+    pub then: Option<Vec<String>>,
+}
+
+/// One call of `tpuc run`: its inputs and reference outputs.
+struct Call {
+    inputs: Vec<PathBuf>,
+    expect: Vec<PathBuf>,
+}
+
+/// The calls after the first, from what followed the first `--then`.
+fn later_calls(raw: &[String]) -> Result<Vec<Call>, String> {
+    let mut calls = vec![Call {
+        inputs: vec![],
+        expect: vec![],
+    }];
+    let mut it = raw.iter();
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| format!("--then: `{flag}` needs a file"))
+        };
+        let call = calls.last_mut().expect("one call at least");
+        match flag {
+            "--then" => calls.push(Call {
+                inputs: vec![],
+                expect: vec![],
+            }),
+            "--input" => call.inputs.push(PathBuf::from(value()?)),
+            "--expect" => call.expect.push(PathBuf::from(value()?)),
+            other => {
+                return Err(format!(
+                    "after --then only --input, --expect and --then are taken, not `{other}` (put other options before the first --then)"
+                ))
+            }
+        }
+    }
+    Ok(calls)
 }
 
 pub fn run_artifact(args: &RunArgs) -> Result<ExitCode, String> {
@@ -36,11 +83,56 @@ pub fn run_artifact(args: &RunArgs) -> Result<ExitCode, String> {
         client: flags,
         rtol,
         atol,
+        then,
     } = args;
+    let mut calls = vec![Call {
+        inputs: inputs.clone(),
+        expect: expect.clone(),
+    }];
+    if let Some(raw) = then {
+        calls.extend(later_calls(raw)?);
+    }
     let devices = crate::load::artifact_devices(artifact);
     let (client, _) =
         crate::load::open_client(flags.plugin.as_deref(), &flags.client_options, devices)?;
     let session = crate::load::load_session(artifact, &client, flags.no_cache)?;
+    let mut ok = true;
+    for (k, call) in calls.iter().enumerate() {
+        if calls.len() > 1 {
+            outln!("call {k}:");
+        }
+        let dir = output_dir.as_ref().map(|d| {
+            if calls.len() > 1 {
+                d.join(format!("call_{k}"))
+            } else {
+                d.clone()
+            }
+        });
+        ok &= run_call(&session, call, dir.as_deref(), *rtol, *atol).map_err(|e| {
+            if calls.len() > 1 {
+                format!("call {k}: {e}")
+            } else {
+                e
+            }
+        })?;
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// One call: run, write the outputs to `output_dir`, compare with the references;
+/// whether every compared output matched.
+fn run_call(
+    session: &tpuc_runtime::Session,
+    call: &Call,
+    output_dir: Option<&std::path::Path>,
+    rtol: Option<f64>,
+    atol: Option<f64>,
+) -> Result<bool, String> {
+    let Call { inputs, expect } = call;
     let tensors = inputs
         .iter()
         .map(|p| tpuc_runtime::npy::read_npy(p).map_err(|e| e.to_string()))
@@ -91,9 +183,5 @@ pub fn run_artifact(args: &RunArgs) -> Result<ExitCode, String> {
             None => outln!("output {i} ({}): {} {:?}", spec.name, out.dtype, out.shape),
         }
     }
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(ok)
 }

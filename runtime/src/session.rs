@@ -805,12 +805,26 @@ impl Session {
             return Err(RuntimeError::InputCount {
                 expected: self.user_inputs.len(),
                 got,
-                names: self
-                    .inputs()
-                    .iter()
-                    .map(|a| format!("`{}`", a.name))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                names: {
+                    let mut names = self
+                        .inputs()
+                        .iter()
+                        .map(|a| format!("`{}`", a.name))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    if !self.state.is_empty() {
+                        // Someone passing the cache too: say where it lives.
+                        names.push_str(&format!(
+                            "; {} are state the session keeps, not inputs",
+                            self.state_names()
+                                .iter()
+                                .map(|n| format!("`{n}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ));
+                    }
+                    names
+                },
             });
         }
         Ok(())
