@@ -11,6 +11,7 @@ mod bench;
 #[cfg(feature = "compiler")]
 mod compiler_cmds;
 mod devices;
+mod generate_cmd;
 #[cfg(feature = "compiler")]
 mod inspect_sharding;
 mod load;
@@ -100,6 +101,11 @@ enum Command {
     },
     /// Run an artifact on a PJRT plugin, reading and writing .npy files.
     Run(run_cmd::RunArgs),
+    /// Greedy decoding with a decode-step artifact (a static-KV-cache step exported by
+    /// transformers' convert_and_export_with_cache): the prompt fed token by token,
+    /// then --max-new-tokens tokens, each the argmax of the last logits. Prints the new
+    /// tokens (stdout) and tokens/s (stderr); the cache stays on the device.
+    Generate(generate_cmd::GenerateArgs),
     /// List the PJRT plugins tpuc finds: path, PJRT C API version, StableHLO versions,
     /// platform and devices. A plugin that fails to load is listed with its error.
     ///
@@ -225,6 +231,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         #[cfg(feature = "compiler")]
         Command::Inspect { model, .. } => compiler_cmds::inspect(&model),
         Command::Run(args) => run_cmd::run_artifact(&args),
+        Command::Generate(args) => generate_cmd::generate(&args),
         Command::Devices {
             topologies: true,
             libtpu,

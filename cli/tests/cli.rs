@@ -1318,3 +1318,101 @@ fn run_then_carries_state_between_calls() {
     assert!(ok && out.matches(" OK").count() == 2, "{out}{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tpuc generate` reproduces PyTorch's greedy tokens (`model.generate(do_sample=False)`,
+/// 16 new tokens) for every decoder of testdata/decode (Llama, Qwen3, Gemma, GPT-2),
+/// in both forms. A run past the static cache, a program that is not a decode step and
+/// tokens that differ from --expect are errors that say so.
+#[cfg(feature = "compiler")]
+#[test]
+fn generate_reproduces_pytorch_greedy_tokens() {
+    let dir = temp("generate");
+    let root = repo().join("testdata/decode");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("index.json")).unwrap()).unwrap();
+    let names: Vec<&str> = index["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(names.len() >= 4, "{names:?}");
+    for name in &names {
+        let data = root.join(name);
+        let prompt = data.join("prompt.npy");
+        let expected = data.join("expected_tokens.npy");
+        for form in ["exported", "core"] {
+            let art = dir.join(format!("{name}-{form}.tpuc"));
+            let model = data.join(format!("{form}.pt2"));
+            let (ok, _, err) = tpuc(&[
+                "compile",
+                model.to_str().unwrap(),
+                "-o",
+                art.to_str().unwrap(),
+            ]);
+            assert!(ok, "{name}/{form}: {err}");
+            let (ok, out, err) = tpuc(&[
+                "generate",
+                art.to_str().unwrap(),
+                "--prompt",
+                prompt.to_str().unwrap(),
+                "--max-new-tokens",
+                "16",
+                "--expect",
+                expected.to_str().unwrap(),
+            ]);
+            assert!(ok, "{name}/{form}: {out}{err}");
+            assert_eq!(out.split_whitespace().count(), 16, "{out}");
+            assert!(
+                err.contains("OK: the 16 tokens match") && err.contains("tokens/s"),
+                "{err}"
+            );
+        }
+    }
+    let art = dir.join(format!("{}-core.tpuc", names[0]));
+    let data = root.join(names[0]);
+    let prompt = data.join("prompt.npy");
+    let (ok, _, err) = tpuc(&[
+        "generate",
+        art.to_str().unwrap(),
+        "--prompt",
+        prompt.to_str().unwrap(),
+        "--max-new-tokens",
+        "40",
+    ]);
+    assert!(
+        !ok && err.contains("the artifact's static cache holds 32"),
+        "{err}"
+    );
+    // One expected token changed: the run fails at that position.
+    let mut want = tpuc_runtime::npy::read_npy(data.join("expected_tokens.npy")).unwrap();
+    want.data[8 * 3] ^= 1;
+    let wrong = dir.join("wrong.npy");
+    tpuc_runtime::npy::write_npy(&wrong, &want).unwrap();
+    let (ok, _, err) = tpuc(&[
+        "generate",
+        art.to_str().unwrap(),
+        "--prompt",
+        prompt.to_str().unwrap(),
+        "--expect",
+        wrong.to_str().unwrap(),
+    ]);
+    assert!(!ok && err.contains("FAIL: new token 3 is"), "{err}");
+    let mlp = dir.join("mlp.tpuc");
+    let src = repo().join("testdata/models/mlp/core.pt2");
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        src.to_str().unwrap(),
+        "-o",
+        mlp.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = tpuc(&[
+        "generate",
+        mlp.to_str().unwrap(),
+        "--prompt",
+        prompt.to_str().unwrap(),
+    ]);
+    assert!(!ok && err.contains("not a decode step"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
