@@ -584,6 +584,7 @@ pub fn compile(
     }
     let (module, shardings) = lower_sharded(&ctx, &model, options, &packable, &mut watch)?;
     let origins = passes::merge_dots::take_arg_origins(&module);
+    mark_state_aliases(&module, &model.graph, &state, origins.as_deref())?;
     let narrowed = passes::neuron_legalize::take_narrowed(&module);
     let mut warnings = Vec::new();
     if narrowed.iter().any(|t| t == "f64") {
@@ -677,6 +678,53 @@ pub fn compile(
     Ok(report)
 }
 
+/// Tells XLA that each state buffer's next value may be written into the buffer
+/// itself: `tf.aliasing_output` on the state arguments of `@main` (the runtime donates
+/// the buffers it holds). `origins` maps program arguments to graph inputs where
+/// `stablehlo-merge-dots` changed the signature.
+fn mark_state_aliases(
+    module: &melior::ir::Module<'_>,
+    graph: &frontend::Graph,
+    state: &[import::StateUpdate],
+    origins: Option<&[Vec<usize>]>,
+) -> Result<(), CompileError> {
+    if state.is_empty() {
+        return Ok(());
+    }
+    let block = passes::ir::main_block(module)
+        .ok_or_else(|| CompileError::Internal("the program has no @main".into()))?;
+    let num_args = passes::ir::block_arguments(block).len();
+    let mut attrs = vec!["{}".to_string(); num_args];
+    for (k, update) in state.iter().enumerate() {
+        let input = graph
+            .inputs
+            .iter()
+            .position(|s| s.name == update.input)
+            .ok_or_else(|| {
+                CompileError::Internal(format!("state `{}` is no input", update.input))
+            })?;
+        let arg = match origins {
+            Some(o) => o.iter().position(|sources| sources == &[input]),
+            None => Some(input),
+        }
+        .filter(|&a| a < num_args)
+        .ok_or_else(|| {
+            CompileError::Internal(format!(
+                "state `{}` is not an argument of @main",
+                update.input
+            ))
+        })?;
+        attrs[arg] = format!("{{tf.aliasing_output = {} : i32}}", graph.outputs.len() + k);
+    }
+    let func = passes::ir::block_parent(block);
+    if !passes::ir::set_attribute(func, "arg_attrs", &format!("[{}]", attrs.join(", "))) {
+        return Err(CompileError::Internal(
+            "cannot mark the state arguments".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The `@main` arguments whose weights an artifact may store packed for
 /// `stablehlo-merge-dots`: at `-O2`, in an unsharded compile of a model with its
 /// weights, the parameters that share their storage with no other argument. (Packing
@@ -714,6 +762,8 @@ pub fn compile_to_mlir(
     watch.lap("read");
     let ctx = new_context();
     let module = lower_timed(&ctx, &model, options, &mut watch)?;
+    let state = import::state_updates(&model.graph);
+    mark_state_aliases(&module, &model.graph, &state, None)?;
     let text = print_program(&module)?;
     watch.lap("print");
     Ok((text, watch.times))

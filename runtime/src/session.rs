@@ -1043,7 +1043,18 @@ impl Session {
                 }
             })
             .collect();
-        let outputs = self.executable.execute(&args)?;
+        // A state value a run produced is donated to the next run, which writes its
+        // update into it (the program aliases each state argument to its output); the
+        // artifact's initial values are never donated, so reset_state can return to
+        // them.
+        let donate: Vec<usize> = self
+            .state
+            .iter()
+            .zip(&current)
+            .filter(|(_, held)| held.is_some())
+            .map(|(st, _)| st.arg)
+            .collect();
+        let outputs = self.executable.execute_donating(&args, &donate)?;
         self.transfers.executed();
         for (i, (b, spec)) in outputs.iter().zip(&self.manifest.outputs).enumerate() {
             let dtype = b.dtype()?;
@@ -1102,9 +1113,10 @@ impl Session {
     /// The current value of state `name` (downloaded: to save a cache, say).
     pub fn read_state(&self, name: &str) -> Result<HostTensor> {
         let k = self.state_index(name)?;
-        let held = self.lock_state()?[k].clone();
-        match held {
-            Some(b) => self.download(&b),
+        // Downloaded under the lock: a run would donate the buffer.
+        let state = self.lock_state()?;
+        match &state[k] {
+            Some(b) => self.download(b),
             None => {
                 let arg = self.state[k].arg;
                 match self.slots[arg] {

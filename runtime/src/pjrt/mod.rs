@@ -1087,19 +1087,34 @@ impl LoadedExecutable {
     /// Runs a single-device program. Inputs are never donated: the same buffers can be
     /// passed to any number of calls.
     pub fn execute(&self, args: &[&Buffer]) -> Result<Vec<Buffer>> {
+        self.execute_donating(args, &[])
+    }
+
+    /// [`LoadedExecutable::execute`], letting the program reuse the arguments at
+    /// `donate` for the outputs it aliases them to (`tf.aliasing_output`): those
+    /// buffers are consumed and must not be used again. Every other argument is kept.
+    pub fn execute_donating(&self, args: &[&Buffer], donate: &[usize]) -> Result<Vec<Buffer>> {
         if self.num_devices != 1 {
             return Err(RuntimeError::InvalidArgument(format!(
                 "the program runs on {} devices: use execute_sharded with one argument list per device",
                 self.num_devices
             )));
         }
-        let mut per_device = self.execute_sharded(&[args])?;
+        let mut per_device = self.execute_on_devices(&[args], donate)?;
         Ok(per_device.pop().unwrap_or_default())
     }
 
     /// Runs the program on all its devices: `args[d]` are the arguments for device `d`,
     /// and the result's `[d]` its outputs.
     pub fn execute_sharded(&self, args: &[&[&Buffer]]) -> Result<Vec<Vec<Buffer>>> {
+        self.execute_on_devices(args, &[])
+    }
+
+    fn execute_on_devices(
+        &self,
+        args: &[&[&Buffer]],
+        donate: &[usize],
+    ) -> Result<Vec<Vec<Buffer>>> {
         let plugin = &self.client.plugin;
         if args.len() != self.num_devices {
             return Err(RuntimeError::InvalidArgument(format!(
@@ -1138,7 +1153,10 @@ impl LoadedExecutable {
         let out_lists: Vec<*mut *mut ffi::PJRT_Buffer> =
             out_raw.iter_mut().map(|l| l.as_mut_ptr()).collect();
         let mut events: Vec<*mut ffi::PJRT_Event> = vec![ptr::null_mut(); self.num_devices];
-        let non_donatable: Vec<i64> = (0..num_args as i64).collect();
+        let non_donatable: Vec<i64> = (0..num_args)
+            .filter(|i| !donate.contains(i))
+            .map(|i| i as i64)
+            .collect();
         let mut options = args!(PJRT_ExecuteOptions {
             non_donatable_input_indices: non_donatable.as_ptr(),
             num_non_donatable_input_indices: non_donatable.len(),
