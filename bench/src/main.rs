@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 
 mod corpus;
+mod decode;
 use tpuc_runtime::compile_options::CompileOptions;
 use tpuc_runtime::manifest::ArgumentKind;
 use tpuc_runtime::pjrt::NamedValue;
@@ -90,6 +91,13 @@ struct Args {
     /// no peer, no runtime rows): printed as Markdown.
     #[arg(long)]
     tpu_only: bool,
+    /// Decodes per testdata/decode model for the decode-step rows (needs --tpuc and
+    /// --python).
+    #[arg(long, default_value_t = 20)]
+    decode_rounds: usize,
+    /// Only the decode-step rows (printed as Markdown).
+    #[arg(long)]
+    decode_only: bool,
 }
 
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
@@ -934,6 +942,21 @@ fn run(args: &Args) -> Result<(), BoxError> {
         println!("{md}");
         return Ok(());
     }
+    if args.decode_only {
+        let (tpuc, python) = match (&args.tpuc, &args.python) {
+            (Some(t), Some(p)) => (t, p),
+            _ => return Err("--decode-only needs --tpuc and --python".into()),
+        };
+        let plugin = Plugin::load(&tpuc_runtime::discover::find_plugin(
+            args.plugin.as_deref(),
+        )?)?;
+        let client = plugin.create_client(&ClientOptions::cpu(1))?;
+        print!(
+            "{}",
+            decode::run(tpuc, python, &client, &args.work_dir, args.decode_rounds)?
+        );
+        return Ok(());
+    }
     let corpus_md = match (&args.tpuc, &args.python) {
         (Some(tpuc), Some(python)) => Some(corpus::run(&corpus::CorpusOptions {
             tpuc,
@@ -991,7 +1014,13 @@ fn run(args: &Args) -> Result<(), BoxError> {
         }
         None => (None, "no --python given".to_string()),
     };
-    let md = report(
+    let decode_md = match (&args.tpuc, &args.python) {
+        (Some(tpuc), Some(python)) => {
+            decode::run(tpuc, python, &client, &args.work_dir, args.decode_rounds)?
+        }
+        _ => String::new(),
+    };
+    let mut md = report(
         args,
         &plugin,
         &client,
@@ -1002,6 +1031,7 @@ fn run(args: &Args) -> Result<(), BoxError> {
         corpus_md.as_deref(),
         started.elapsed(),
     );
+    md.push_str(&decode_md);
     print!("{md}");
     if let Some(out) = &args.out {
         std::fs::write(out, &md)?;

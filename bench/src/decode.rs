@@ -1,0 +1,201 @@
+//! `make bench`'s decode rows: per-token latency of a static-KV-cache decode step
+//! (testdata/decode, Core ATen form) run by tpuc's runtime against the same exported
+//! program run eagerly by PyTorch (`decode_eager.py`) on this CPU, fed the same tokens.
+//! tpuc's side is `Session::run` as `tpuc generate` calls it: token id and position
+//! uploaded, logits downloaded, the cache kept on the device (its bytes per step are
+//! reported from `Session::transfer_stats`). torchax's export of the same step is not
+//! attempted yet.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use tpuc_runtime::{Client, DType, HostTensor, Session};
+
+use crate::{BoxError, Stats};
+
+struct Row {
+    model: String,
+    tpuc: Stats,
+    eager: Stats,
+    bytes_per_step: f64,
+}
+
+fn ids(v: i64, shape: &[i64]) -> HostTensor {
+    HostTensor {
+        dtype: DType::I64,
+        shape: shape.to_vec(),
+        data: v.to_le_bytes().to_vec(),
+    }
+}
+
+fn argmax_last(t: &HostTensor) -> i64 {
+    let v = t.to_f64_vec();
+    let mut best = 0;
+    for (i, x) in v.iter().enumerate() {
+        if *x > v[best] {
+            best = i;
+        }
+    }
+    best as i64
+}
+
+fn read_ids(path: &Path) -> Result<Vec<i64>, BoxError> {
+    let t = tpuc_runtime::npy::read_npy(path)?;
+    Ok(t.to_f64_vec().into_iter().map(|v| v as i64).collect())
+}
+
+/// One greedy decode (prompt, then new tokens) on `session` from its initial state;
+/// pushes each decode step's latency (ns) into `timings` and returns the new tokens.
+fn decode(
+    session: &Session,
+    prompt: &[i64],
+    new_tokens: usize,
+    timings: Option<&mut Vec<u64>>,
+) -> Result<Vec<i64>, BoxError> {
+    session.reset_state()?;
+    let mut samples = Vec::new();
+    let mut feed = prompt.to_vec();
+    let mut tokens = Vec::new();
+    let mut logits = None;
+    for pos in 0..prompt.len() + new_tokens - 1 {
+        if pos >= prompt.len() {
+            let t = argmax_last(logits.as_ref().ok_or("no logits")?);
+            tokens.push(t);
+            feed.push(t);
+        }
+        let start = Instant::now();
+        let out = session.run(&[ids(feed[pos], &[1, 1]), ids(pos as i64, &[1])])?;
+        if pos >= prompt.len() {
+            samples.push(start.elapsed().as_nanos() as u64);
+        }
+        logits = out.into_iter().next();
+    }
+    tokens.push(argmax_last(logits.as_ref().ok_or("no logits")?));
+    if let Some(t) = timings {
+        t.extend(samples);
+    }
+    Ok(tokens)
+}
+
+/// Measures every model of `testdata/decode`; the Markdown section.
+pub fn run(
+    tpuc: &Path,
+    python: &Path,
+    client: &Client,
+    work_dir: &Path,
+    rounds: usize,
+) -> Result<String, BoxError> {
+    let root = Path::new("testdata/decode");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("index.json"))?)?;
+    let names: Vec<String> = index["models"]
+        .as_array()
+        .ok_or("testdata/decode/index.json has no models")?
+        .iter()
+        .filter_map(|m| m.as_str().map(String::from))
+        .collect();
+    let dirs: Vec<String> = names
+        .iter()
+        .map(|n| root.join(n).to_string_lossy().into_owned())
+        .collect();
+    eprintln!(
+        "tpuc-bench: decode: PyTorch eager on {} models",
+        names.len()
+    );
+    let out = Command::new(python)
+        .arg("bench/decode_eager.py")
+        .arg(rounds.to_string())
+        .args(&dirs)
+        .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "bench/decode_eager.py failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+        .into());
+    }
+    let eager: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let mut rows = Vec::new();
+    for name in &names {
+        let dir = root.join(name);
+        let prompt = read_ids(&dir.join("prompt.npy"))?;
+        let expected = read_ids(&dir.join("expected_tokens.npy"))?;
+        let art = work_dir.join(format!("decode-{name}.tpuc"));
+        if art.exists() {
+            std::fs::remove_dir_all(&art)?;
+        }
+        let status = Command::new(tpuc)
+            .arg("compile")
+            .arg(dir.join("core.pt2"))
+            .arg("-o")
+            .arg(&art)
+            .output()?;
+        if !status.status.success() {
+            return Err(format!(
+                "tpuc compile {name}: {}",
+                String::from_utf8_lossy(&status.stderr).trim()
+            )
+            .into());
+        }
+        let session = Session::load(&art, client)?;
+        let mut timings = Vec::new();
+        let before = session.transfer_stats();
+        for r in 0..=rounds {
+            let tokens = decode(
+                &session,
+                &prompt,
+                expected.len(),
+                (r > 0).then_some(&mut timings),
+            )?;
+            if tokens != expected {
+                return Err(format!(
+                    "{name}: tpuc decoded {tokens:?}, PyTorch's generate {expected:?}"
+                )
+                .into());
+            }
+        }
+        let after = session.transfer_stats();
+        let steps = (after.executions - before.executions) as f64;
+        let bytes = (after.host_to_device_bytes + after.device_to_host_bytes
+            - before.host_to_device_bytes
+            - before.device_to_host_bytes) as f64;
+        let theirs = &eager[name.as_str()];
+        let eager_tokens: Vec<i64> = serde_json::from_value(theirs["tokens"].clone())?;
+        if eager_tokens != expected {
+            return Err(format!(
+                "{name}: PyTorch eager decoded {eager_tokens:?}, generate {expected:?}"
+            )
+            .into());
+        }
+        let eager_ns: Vec<u64> = serde_json::from_value(theirs["step_ns"].clone())?;
+        rows.push(Row {
+            model: name.clone(),
+            tpuc: Stats::of(&timings),
+            eager: Stats::of(&eager_ns),
+            bytes_per_step: bytes / steps.max(1.0),
+        });
+    }
+    let mut md = String::new();
+    md.push_str("## Decode step (static KV cache)\n\n");
+    md.push_str(&format!(
+        "Per-token latency of one greedy decode step of each `testdata/decode` model (Core ATen form, {rounds} decodes of its prompt and new tokens, every decode step timed): tpuc's `Session::run` on the CPU plugin (token id and position in, logits out, the cache kept on the device) against the same exported program run eagerly by PyTorch (`torch.export.load(...).module()`, one thread) on this CPU. Both decode the tokens `model.generate(do_sample=False)` gives (checked). torchax's export of the step is not attempted yet.\n\n",
+    ));
+    md.push_str("| model | tpuc median µs/token | PyTorch eager median µs/token | eager / tpuc | bytes moved per tpuc step |\n|---|---:|---:|---:|---:|\n");
+    for r in &rows {
+        md.push_str(&format!(
+            "| {} | {:.1} (p10 {:.1}, p90 {:.1}) | {:.1} (p10 {:.1}, p90 {:.1}) | {:.2}× | {:.0} |\n",
+            r.model,
+            r.tpuc.median / 1e3,
+            r.tpuc.p10 / 1e3,
+            r.tpuc.p90 / 1e3,
+            r.eager.median / 1e3,
+            r.eager.p10 / 1e3,
+            r.eager.p90 / 1e3,
+            r.eager.median / r.tpuc.median,
+            r.bytes_per_step
+        ));
+    }
+    md.push('\n');
+    Ok(md)
+}
