@@ -351,3 +351,38 @@ fn f64_programs_are_narrowed_with_a_warning() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A stateful decode step (testdata/decode's GPT-2, both forms) compiled for trn2: its
+/// HLO keeps the KV cache as state like the StableHLO does, and `tpuc generate`
+/// reproduces PyTorch's greedy tokens with it.
+#[test]
+fn decode_steps_generate_pytorchs_tokens_as_neuron_hlo() {
+    let out = temp("decode");
+    let data = repo().join("testdata/decode/gpt2");
+    for form in ["exported", "core"] {
+        let art = out.join(format!("gpt2-{form}.tpuc"));
+        let model = data.join(format!("{form}.pt2"));
+        let (ok, _, err) = tpuc(&[
+            "compile",
+            model.to_str().unwrap(),
+            "-o",
+            art.to_str().unwrap(),
+            "--target",
+            "trn2",
+        ]);
+        assert!(ok, "{err}");
+        let (ok, _, err) = tpuc(&[
+            "generate",
+            art.to_str().unwrap(),
+            "--prompt",
+            data.join("prompt.npy").to_str().unwrap(),
+            "--expect",
+            data.join("expected_tokens.npy").to_str().unwrap(),
+        ]);
+        assert!(
+            ok && err.contains("OK: the 16 tokens match"),
+            "{form}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
