@@ -353,8 +353,9 @@ fn f64_programs_are_narrowed_with_a_warning() {
 }
 
 /// A stateful decode step (testdata/decode's GPT-2, both forms) compiled for trn2: its
-/// HLO keeps the KV cache as state like the StableHLO does, and `tpuc generate`
-/// reproduces PyTorch's greedy tokens with it.
+/// HLO keeps the KV cache as state like the StableHLO does (each cache parameter
+/// aliased to its update), and `tpuc generate` reproduces PyTorch's greedy tokens
+/// with it.
 #[test]
 fn decode_steps_generate_pytorchs_tokens_as_neuron_hlo() {
     let out = temp("decode");
@@ -371,6 +372,13 @@ fn decode_steps_generate_pytorchs_tokens_as_neuron_hlo() {
             "trn2",
         ]);
         assert!(ok, "{err}");
+        // The state's updates may reuse its buffers: HLO's input/output aliases.
+        let text = std::fs::read_to_string(art.join("model.hlo.txt")).unwrap();
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.contains("input_output_alias={ {1}: (") && header.contains("may-alias"),
+            "{header}"
+        );
         let (ok, _, err) = tpuc(&[
             "generate",
             art.to_str().unwrap(),

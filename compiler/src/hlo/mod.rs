@@ -18,7 +18,7 @@ pub mod text;
 use std::collections::HashMap;
 
 use melior::ir::Module;
-use mlir_sys::{MlirOperation, MlirValue};
+use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
 use tpuc_runtime::DType;
 
@@ -73,6 +73,7 @@ pub fn emit(
                 .unwrap_or_else(|| format!("Arg_{i}"))
         })
         .collect();
+    let aliases = state_aliases(main, outputs.len())?;
     let entry = b.finish(comp, parameters, names, &outputs, true);
     let program_shape = entry.program_shape.clone();
     let (entry_name, entry_id) = (entry.name.clone(), entry.id);
@@ -84,7 +85,48 @@ pub fn emit(
         host_program_shape: program_shape,
         id: 1,
         entry_computation_id: entry_id,
+        input_output_alias: (!aliases.is_empty())
+            .then_some(HloInputOutputAliasProto { entries: aliases }),
     })
+}
+
+/// `tf.aliasing_output` on `@main`'s arguments (a stateful program's state, marked by
+/// `compile`) as HLO's input/output aliases: output index, parameter, may-alias.
+fn state_aliases(
+    main: MlirBlock,
+    num_outputs: usize,
+) -> Result<Vec<AliasEntryProto>, CompileError> {
+    let func = ir::block_parent(main);
+    let mut aliases = Vec::new();
+    for (param, dict) in ir::array_elements(func, "arg_attrs")
+        .into_iter()
+        .enumerate()
+    {
+        let Some(a) = ir::dictionary_entry(dict, "tf.aliasing_output") else {
+            continue;
+        };
+        // SAFETY: checked to be an integer attribute before it is read.
+        let output = unsafe {
+            if !mlir_sys::mlirAttributeIsAInteger(a) {
+                return Err(CompileError::Internal(
+                    "tf.aliasing_output is not an integer".into(),
+                ));
+            }
+            mlir_sys::mlirIntegerAttrGetValueInt(a)
+        };
+        aliases.push(AliasEntryProto {
+            // One output is the result itself; several are a tuple.
+            output_shape_index: if num_outputs == 1 {
+                vec![]
+            } else {
+                vec![output]
+            },
+            parameter_number: param as i64,
+            parameter_shape_index: vec![],
+            kind: MAY_ALIAS,
+        });
+    }
+    Ok(aliases)
 }
 
 /// `name` as an HLO identifier (letters, digits, `_`, `.`, `-`).

@@ -36,7 +36,33 @@ pub struct HloModuleProto {
     pub id: i64,
     #[prost(int64, tag = "6")]
     pub entry_computation_id: i64,
+    /// Parameters whose buffers an output may reuse (a stateful program's state).
+    #[prost(message, optional, tag = "8")]
+    pub input_output_alias: Option<HloInputOutputAliasProto>,
 }
+
+#[derive(Clone, PartialEq, Message)]
+pub struct HloInputOutputAliasProto {
+    #[prost(message, repeated, tag = "1")]
+    pub entries: Vec<AliasEntryProto>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct AliasEntryProto {
+    /// The output's index in the result tuple (empty: the whole result).
+    #[prost(int64, repeated, tag = "1")]
+    pub output_shape_index: Vec<i64>,
+    #[prost(int64, tag = "2")]
+    pub parameter_number: i64,
+    #[prost(int64, repeated, tag = "3")]
+    pub parameter_shape_index: Vec<i64>,
+    /// `Kind`: 1 may-alias (the caller decides by donating), 2 must-alias.
+    #[prost(int32, tag = "4")]
+    pub kind: i32,
+}
+
+/// `AliasEntryProto::kind` may-alias.
+pub const MAY_ALIAS: i32 = 1;
 
 #[derive(Clone, PartialEq, Message)]
 pub struct HloComputationProto {

@@ -27,9 +27,30 @@ pub fn print(module: &HloModuleProto) -> String {
             format!("{{({})->{result}}}", params.join(", "))
         })
         .unwrap_or_default();
+    let aliases = module
+        .input_output_alias
+        .as_ref()
+        .map(|a| {
+            let entries: Vec<String> = a
+                .entries
+                .iter()
+                .map(|e| {
+                    let index =
+                        |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+                    format!(
+                        "{{{}}}: ({}, {{{}}}, may-alias)",
+                        index(&e.output_shape_index),
+                        e.parameter_number,
+                        index(&e.parameter_shape_index)
+                    )
+                })
+                .collect();
+            format!(", input_output_alias={{ {} }}", entries.join(", "))
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "HloModule {}, entry_computation_layout={layout}",
+        "HloModule {}{aliases}, entry_computation_layout={layout}",
         module.name
     );
     for c in &module.computations {

@@ -877,3 +877,19 @@ pub fn i64_array_list(a: mlir_sys::MlirAttribute) -> Option<Vec<Vec<i64>>> {
             .collect()
     }
 }
+
+/// The elements of the array attribute `name` of `op` (`arg_attrs`, `res_attrs`).
+pub fn array_elements(op: MlirOperation, name: &str) -> Vec<mlir_sys::MlirAttribute> {
+    let Some(a) = attribute(op, name) else {
+        return Vec::new();
+    };
+    // SAFETY: checked to be an array attribute; indices are in range.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsAArray(a) {
+            return Vec::new();
+        }
+        (0..mlir_sys::mlirArrayAttrGetNumElements(a))
+            .map(|i| mlir_sys::mlirArrayAttrGetElement(a, i))
+            .collect()
+    }
+}

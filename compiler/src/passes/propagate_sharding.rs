@@ -82,22 +82,6 @@ fn invalid(message: String) -> CompileError {
     CompileError::Sharding(message)
 }
 
-/// The elements of the array attribute `name` of `op` (`arg_attrs`, `res_attrs`).
-fn array_elements(op: MlirOperation, name: &str) -> Vec<MlirAttribute> {
-    let Some(a) = ir::attribute(op, name) else {
-        return Vec::new();
-    };
-    // SAFETY: checked to be an array attribute; indices are in range.
-    unsafe {
-        if !mlir_sys::mlirAttributeIsAArray(a) {
-            return Vec::new();
-        }
-        (0..mlir_sys::mlirArrayAttrGetNumElements(a))
-            .map(|i| mlir_sys::mlirArrayAttrGetElement(a, i))
-            .collect()
-    }
-}
-
 /// The `@main` function op and its entry block.
 fn main_function(module: &Module<'_>) -> Option<(MlirOperation, mlir_sys::MlirBlock)> {
     let block = ir::named_function_blocks(module)
@@ -709,7 +693,7 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
     let (func, block) =
         main_function(module).ok_or_else(|| invalid("the module has no @main".into()))?;
     let args = ir::block_arguments(block);
-    let seeds = array_elements(func, "arg_attrs");
+    let seeds = ir::array_elements(func, "arg_attrs");
     let mut known: FxHashMap<usize, TensorSharding> = FxHashMap::default();
     let mut arg_shardings = Vec::with_capacity(args.len());
     for (i, &a) in args.iter().enumerate() {
@@ -902,7 +886,7 @@ pub fn take_shardings(
     let (func, _) =
         main_function(module).ok_or_else(|| invalid("the module has no @main".into()))?;
     let read = |name: &str| -> Result<Vec<TensorSharding>, CompileError> {
-        array_elements(func, name)
+        ir::array_elements(func, name)
             .into_iter()
             .map(|d| {
                 let text = ir::dictionary_entry(d, "tpuc.sharding")
@@ -920,7 +904,7 @@ pub fn take_shardings(
     unsafe {
         let ctx = mlir_sys::mlirOperationGetContext(func);
         for name in ["arg_attrs", "res_attrs"] {
-            let dicts: Vec<MlirAttribute> = array_elements(func, name)
+            let dicts: Vec<MlirAttribute> = ir::array_elements(func, name)
                 .into_iter()
                 .map(|d| {
                     let kept: Vec<mlir_sys::MlirNamedAttribute> = (0
