@@ -831,7 +831,7 @@ impl Session {
     }
 
     /// Runs the program on host tensors (the user inputs, in manifest order) and
-    /// returns the outputs.
+    /// returns the user outputs (a stateful program's state stays on the device).
     pub fn run(&self, inputs: &[HostTensor]) -> Result<Vec<HostTensor>> {
         self.check_count(inputs.len())?;
         if self.manifest.partitioning.is_some() {
@@ -1000,6 +1000,7 @@ impl Session {
     }
 
     /// Runs the program on inputs already on the session's device; outputs stay there.
+    /// Returns the user outputs; a stateful program's new state stays in the session.
     /// A partitioned session takes its inputs per device instead
     /// ([`Session::upload_sharded`], [`Session::run_sharded`]).
     pub fn run_buffers(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>> {
