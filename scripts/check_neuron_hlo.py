@@ -15,40 +15,13 @@ import argparse
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
 import numpy as np
 
-
-def read_safetensors(path):
-    import ml_dtypes
-
-    dtypes = {
-        "F64": np.float64,
-        "F32": np.float32,
-        "F16": np.float16,
-        "BF16": ml_dtypes.bfloat16,
-        "I64": np.int64,
-        "I32": np.int32,
-        "I16": np.int16,
-        "I8": np.int8,
-        "U8": np.uint8,
-        "BOOL": np.bool_,
-    }
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        start, end = info["data_offsets"]
-        arr = np.frombuffer(data[base + start : base + end], dtype=dtypes[info["dtype"]])
-        out[name] = arr.reshape(info["shape"])
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from side_by_side import read_safetensors  # noqa: E402
 
 
 def sorted_npy(folder):

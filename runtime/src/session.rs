@@ -264,6 +264,9 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 enum Slot {
     /// Index into `Session::weights`.
     Weight(usize),
+    /// State `state` (index into `Session::state`), whose initial value is weight
+    /// `weight`.
+    State { weight: usize, state: usize },
     /// Index into the caller's inputs.
     User(usize),
 }
@@ -371,7 +374,7 @@ pub struct Session {
     state: Vec<StateSlot>,
     /// Each state buffer's current value on the device: `None` until a run (or
     /// [`Session::write_state`]) replaces the initial value, which stays in `weights`.
-    state_values: Mutex<Vec<Option<Arc<Buffer>>>>,
+    state_values: Mutex<Vec<Option<Buffer>>>,
 }
 
 /// An argument whose value the program computes anew each call.
@@ -549,15 +552,18 @@ impl Session {
             }
             let tie = (key, arg.sharding.as_ref());
             // A state argument gets its own buffer: its value changes, its tie's does not.
-            let is_state = state.iter().any(|st| st.arg == i);
-            if let Some(&slot) = uploaded.get(&tie).filter(|_| !is_state) {
+            let weight = weight_tensors.len();
+            if let Some(k) = state.iter().position(|st| st.arg == i) {
+                slots.push(Slot::State { weight, state: k });
+                weight_tensors.push((key, view));
+                continue;
+            }
+            if let Some(&slot) = uploaded.get(&tie) {
                 slots.push(Slot::Weight(slot));
                 continue;
             }
-            if !is_state {
-                uploaded.insert(tie, weight_tensors.len());
-            }
-            slots.push(Slot::Weight(weight_tensors.len()));
+            uploaded.insert(tie, weight);
+            slots.push(Slot::Weight(weight));
             weight_tensors.push((key, view));
         }
 
@@ -674,7 +680,7 @@ impl Session {
             positions,
             report,
             transfers: Transfers::default(),
-            state_values: Mutex::new(vec![None; state.len()]),
+            state_values: Mutex::new(state.iter().map(|_| None).collect()),
             state,
         })
     }
@@ -930,7 +936,8 @@ impl Session {
                 self.slots
                     .iter()
                     .map(|s| match *s {
-                        Slot::Weight(w) => &self.weights[w][pos],
+                        // A partitioned program has no state (refused at load).
+                        Slot::Weight(w) | Slot::State { weight: w, .. } => &self.weights[w][pos],
                         Slot::User(u) => &inputs.tensors[u][pos],
                     })
                     .collect()
@@ -1026,22 +1033,15 @@ impl Session {
         // A stateful run holds the state from reading it to replacing it: runs of one
         // session take turns, each seeing the state the previous one left.
         let mut state = self.lock_state()?;
-        let current: Vec<Option<Arc<Buffer>>> = state.clone();
         let args: Vec<&Buffer> = self
             .slots
             .iter()
-            .enumerate()
-            .map(|(arg, s)| {
-                let held = self
-                    .state
-                    .iter()
-                    .position(|st| st.arg == arg)
-                    .and_then(|k| current[k].as_deref());
-                match (*s, held) {
-                    (_, Some(b)) => b,
-                    (Slot::Weight(w), None) => &self.weights[w][0],
-                    (Slot::User(u), None) => inputs[u],
+            .map(|s| match *s {
+                Slot::Weight(w) => &self.weights[w][0],
+                Slot::State { weight, state: k } => {
+                    state[k].as_ref().unwrap_or(&self.weights[weight][0])
                 }
+                Slot::User(u) => inputs[u],
             })
             .collect();
         // A state value a run produced is donated to the next run, which writes its
@@ -1051,7 +1051,7 @@ impl Session {
         let donate: Vec<usize> = self
             .state
             .iter()
-            .zip(&current)
+            .zip(state.iter())
             .filter(|(_, held)| held.is_some())
             .map(|(st, _)| st.arg)
             .collect();
@@ -1074,7 +1074,7 @@ impl Session {
         let mut outputs = outputs;
         let next_state = outputs.split_off(outputs.len() - self.state.len());
         for (slot, b) in state.iter_mut().zip(next_state) {
-            *slot = Some(Arc::new(b));
+            *slot = Some(b);
         }
         Ok(outputs)
     }
@@ -1118,13 +1118,10 @@ impl Session {
         let state = self.lock_state()?;
         match &state[k] {
             Some(b) => self.download(b),
-            None => {
-                let arg = self.state[k].arg;
-                match self.slots[arg] {
-                    Slot::Weight(w) => self.download(&self.weights[w][0]),
-                    Slot::User(_) => unreachable!("state arguments are buffers"),
-                }
-            }
+            None => match self.slots[self.state[k].arg] {
+                Slot::State { weight, .. } => self.download(&self.weights[weight][0]),
+                _ => unreachable!("state arguments have state slots"),
+            },
         }
     }
 
@@ -1141,11 +1138,11 @@ impl Session {
         }
         let b = self.client.buffer_from_host(value, self.positions[0])?;
         self.transfers.uploaded(value);
-        self.lock_state()?[k] = Some(Arc::new(b));
+        self.lock_state()?[k] = Some(b);
         Ok(())
     }
 
-    fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, Vec<Option<Arc<Buffer>>>>> {
+    fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, Vec<Option<Buffer>>>> {
         self.state_values.lock().map_err(|_| {
             RuntimeError::InvalidArgument("a run panicked while holding the state".into())
         })
