@@ -6,7 +6,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use melior::ir::{Location, Module};
+use melior::ir::block::BlockLike;
+use melior::ir::{Block, Location, Module, Region, RegionLike};
 use melior::Context;
 use tpuc_dialects::func::append_function;
 use tpuc_dialects::stablehlo::scalar_literal;
@@ -78,6 +79,11 @@ fn attribute_text(arg: &Arg) -> Result<Option<String>, String> {
         ),
         Arg::ScalarType(Ok(d)) => quote(d.name()),
         Arg::ScalarType(Err(d)) => return Err(format!("dtype {d} is not supported by tpuc")),
+        Arg::Graph { name, .. } => {
+            return Err(format!(
+                "subgraph `{name}` is an argument of an op that takes none"
+            ))
+        }
         Arg::Unsupported(kind) => {
             return Err(format!("argument kind `{kind}` is not supported by tpuc"))
         }
@@ -499,6 +505,9 @@ impl<'c, 'g> Importer<'c, 'g> {
     }
 
     fn import_node(&mut self, node: &'g Node) -> Result<(), CompileError> {
+        if node.target.starts_with("higher_order.") {
+            return self.import_higher_order(node);
+        }
         let inplace = inplace_functional_name(&node.target);
         let mut ops = self.node_operands(node, None)?;
         let op_name = inplace.clone().unwrap_or_else(|| node.target.clone());
@@ -527,6 +536,140 @@ impl<'c, 'g> Importer<'c, 'g> {
             self.values.insert(name.to_string(), v);
         }
         Ok(())
+    }
+}
+
+impl<'c, 'g> Importer<'c, 'g> {
+    /// A higher-order operator (`higher_order.cond`, `while_loop`, `scan`, `map_impl`)
+    /// becomes one op named after its target: its operands are the node's tensor
+    /// arguments in order (`tpuc.operand_segments` says how many each argument holds),
+    /// its other arguments attributes as for any node, and each subgraph argument one
+    /// region, in order (see [`Importer::import_subgraph`]). What the operands and
+    /// regions mean is the lowering's business (`lower_aten_to_stablehlo::control_flow`).
+    fn import_higher_order(&mut self, node: &'g Node) -> Result<(), CompileError> {
+        let mut operands = Vec::new();
+        let mut segments = Vec::new();
+        let mut regions = Vec::new();
+        let mut attrs: Vec<(String, String)> = Vec::new();
+        for (i, (arg_name, arg)) in node.args.iter().enumerate() {
+            match arg {
+                Arg::Tensor(t) => {
+                    operands.push(self.lookup(t, node)?);
+                    segments.push(1);
+                }
+                Arg::Tensors(ts) => {
+                    for t in ts {
+                        operands.push(self.lookup(t, node)?);
+                    }
+                    segments.push(ts.len());
+                }
+                Arg::Graph { name, graph } => regions.push(self.import_subgraph(node, name, graph)?),
+                other => {
+                    if let Some(text) = attribute_text(other)
+                        .map_err(|m| node_error(node, format!("argument #{i}: {m}")))?
+                    {
+                        let key = if arg_name.is_empty() { format!("arg{i}") } else { arg_name.clone() };
+                        attrs.push((key, text));
+                    }
+                }
+            }
+        }
+        let list = segments.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        attrs.push((
+            "tpuc.operand_segments".into(),
+            format!("array<i64: {}>", list.join(", ")),
+        ));
+        let mut out_types = Vec::new();
+        for name in node.output_names() {
+            let meta = self.graph.tensors.get(name).ok_or_else(|| {
+                node_error(node, format!("output `{name}` has no tensor metadata"))
+            })?;
+            out_types.push(tensor_type(meta));
+        }
+        let loc = node_location(self.ctx, &node.name, node.source_location.as_ref());
+        let refs: Vec<&TValue> = operands.iter().collect();
+        let attr_refs: Vec<(&str, String)> =
+            attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let results = self
+            .emitter
+            .at(loc)
+            .op_with_regions(&node.target, &refs, &attr_refs, &out_types, regions)
+            .map_err(|err| node_error(node, err.to_string()))?;
+        for (name, v) in node.output_names().iter().zip(results) {
+            self.values.insert(name.to_string(), v);
+        }
+        Ok(())
+    }
+
+    /// One region holding subgraph `name` of `node`: a block whose arguments are the
+    /// subgraph's inputs, its nodes imported as the top-level graph's are (its own
+    /// names, its own in-place functionalization), ended by `tpuc.yield` of its
+    /// outputs. Errors inside name the node by its path, `cond/true_graph_0/mul`.
+    fn import_subgraph(
+        &self,
+        node: &Node,
+        name: &str,
+        graph: &'g Graph,
+    ) -> Result<Region<'c>, CompileError> {
+        let in_subgraph = |e: CompileError| match e {
+            CompileError::Node {
+                node: inner,
+                target,
+                message,
+            } => CompileError::Node {
+                node: format!("{}/{name}/{inner}", node.name),
+                target,
+                message,
+            },
+            other => other,
+        };
+        let mut arg_types = Vec::new();
+        for spec in &graph.inputs {
+            let ty = tensor_type(&graph.tensors[&spec.name])
+                .to_mlir(self.ctx)
+                .map_err(|e| node_error(node, format!("subgraph `{name}`: {e}")))?;
+            arg_types.push((ty, Location::name(self.ctx, &spec.name, Location::unknown(self.ctx))));
+        }
+        let block = Block::new(&arg_types);
+        let mut sub = Importer {
+            ctx: self.ctx,
+            graph,
+            state: Vec::new(),
+            emitter: self.emitter.in_block(&block),
+            values: HashMap::default(),
+            views: HashMap::default(),
+            version: HashMap::default(),
+            seen: HashMap::default(),
+        };
+        for (i, spec) in graph.inputs.iter().enumerate() {
+            let arg = block
+                .argument(i)
+                .map_err(|e| CompileError::Internal(e.to_string()))?;
+            let v = TValue::from_value(arg.into())
+                .map_err(|e| CompileError::Internal(e.to_string()))?;
+            sub.values.insert(spec.name.clone(), v);
+        }
+        for n in &graph.nodes {
+            sub.import_node(n).map_err(in_subgraph)?;
+        }
+        let mut outs = Vec::new();
+        for o in &graph.outputs {
+            let dummy = Node {
+                name: format!("output `{o}`"),
+                target: "output".into(),
+                args: vec![],
+                outputs: vec![],
+                source_location: None,
+            };
+            outs.push(sub.lookup(o, &dummy).map_err(in_subgraph)?);
+        }
+        let refs: Vec<&TValue> = outs.iter().collect();
+        sub.emitter
+            .op("tpuc.yield", &refs, &[], &[])
+            .map_err(|e| CompileError::Internal(e.to_string()))?;
+        let region = Region::new();
+        region.append_block(block);
+        Ok(region)
     }
 }
 

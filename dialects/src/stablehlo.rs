@@ -317,7 +317,7 @@ impl<'c> Emitter<'c> {
     }
 
     /// An emitter for a nested block (a region body), sharing this one's caches.
-    fn in_block(&self, block: &Block<'c>) -> Emitter<'c> {
+    pub fn in_block(&self, block: &Block<'c>) -> Emitter<'c> {
         Emitter {
             ctx: self.ctx,
             block: block.to_raw(),
@@ -402,7 +402,8 @@ impl<'c> Emitter<'c> {
         }
     }
 
-    fn op_with_regions(
+    /// [`Emitter::op`] for an op with regions, which the new op owns.
+    pub fn op_with_regions(
         &self,
         name: &str,
         operands: &[&TValue],
@@ -1368,10 +1369,132 @@ impl<'c> Emitter<'c> {
             .ok_or_else(|| DialectError::Build("stablehlo.scatter".into()))
     }
 
+    // ---- control flow ----------------------------------------------------------
+
+    /// A region of one block whose arguments have `arg_types`. `body` fills the block
+    /// (given an emitter for it and its arguments) and returns what the block's
+    /// `stablehlo.return` yields.
+    pub fn region<E: From<DialectError>>(
+        &self,
+        arg_types: &[TensorType],
+        body: impl FnOnce(&Emitter<'c>, &[TValue]) -> std::result::Result<Vec<TValue>, E>,
+    ) -> std::result::Result<Region<'c>, E> {
+        let mut types = Vec::with_capacity(arg_types.len());
+        for t in arg_types {
+            types.push((t.to_mlir(self.ctx)?, self.loc));
+        }
+        let block = Block::new(&types);
+        {
+            let inner = self.in_block(&block);
+            let args = (0..arg_types.len())
+                .map(|i| block_arg(&block, i))
+                .collect::<Result<Vec<_>>>()?;
+            let yielded = body(&inner, &args)?;
+            let refs: Vec<&TValue> = yielded.iter().collect();
+            inner.op("stablehlo.return", &refs, &[], &[])?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        Ok(region)
+    }
+
+    /// `stablehlo.if`: `on_true` or `on_false` (regions without arguments, which read
+    /// the values they need from the enclosing block) by a `tensor<i1>` predicate.
+    pub fn if_(
+        &self,
+        pred: &TValue,
+        on_true: Region<'c>,
+        on_false: Region<'c>,
+        results: &[TensorType],
+    ) -> Result<Vec<TValue>> {
+        if pred.ty != TensorType::scalar(DType::Bool) {
+            return Err(DialectError::invalid(
+                "stablehlo.if",
+                format!("the predicate is {}, not tensor<i1>", pred.ty),
+            ));
+        }
+        self.op_with_regions("stablehlo.if", &[pred], &[], results, vec![on_true, on_false])
+    }
+
+    /// `stablehlo.while` over the loop state `operands`: `cond` maps the state to a
+    /// `tensor<i1>`, `body` to the next state; the results are the final state.
+    pub fn while_(
+        &self,
+        operands: &[&TValue],
+        cond: Region<'c>,
+        body: Region<'c>,
+    ) -> Result<Vec<TValue>> {
+        let types: Vec<TensorType> = operands.iter().map(|v| v.ty.clone()).collect();
+        self.op_with_regions("stablehlo.while", operands, &[], &types, vec![cond, body])
+    }
+
+    /// `stablehlo.dynamic_slice`: `sizes` elements of `x` from the run-time `starts`
+    /// (one integer scalar per dimension, clamped into range by the op).
+    pub fn dynamic_slice(&self, x: &TValue, starts: &[&TValue], sizes: &[i64]) -> Result<TValue> {
+        check_start_indices("stablehlo.dynamic_slice", x, starts)?;
+        if sizes.len() != x.rank() || sizes.iter().zip(x.shape()).any(|(s, d)| *s < 0 || s > d) {
+            return Err(DialectError::invalid(
+                "stablehlo.dynamic_slice",
+                format!("slice sizes {sizes:?} do not fit {}", x.ty),
+            ));
+        }
+        let mut operands = vec![x];
+        operands.extend_from_slice(starts);
+        self.one(
+            "stablehlo.dynamic_slice",
+            &operands,
+            &[("slice_sizes", i64_array(sizes))],
+            TensorType::new(sizes.to_vec(), x.dtype()),
+        )
+    }
+
+    /// `stablehlo.dynamic_update_slice`: `x` with `update` written at the run-time
+    /// `starts`.
+    pub fn dynamic_update_slice(
+        &self,
+        x: &TValue,
+        update: &TValue,
+        starts: &[&TValue],
+    ) -> Result<TValue> {
+        check_start_indices("stablehlo.dynamic_update_slice", x, starts)?;
+        if update.dtype() != x.dtype()
+            || update.rank() != x.rank()
+            || update.shape().iter().zip(x.shape()).any(|(u, d)| u > d)
+        {
+            return Err(DialectError::invalid(
+                "stablehlo.dynamic_update_slice",
+                format!("update {} does not fit {}", update.ty, x.ty),
+            ));
+        }
+        let mut operands = vec![x, update];
+        operands.extend_from_slice(starts);
+        self.one("stablehlo.dynamic_update_slice", &operands, &[], x.ty.clone())
+    }
+
     /// `func.return`.
     pub fn func_return(&self, values: &[&TValue]) -> Result<()> {
         self.op("func.return", values, &[], &[])?;
         Ok(())
+    }
+}
+
+/// One integer scalar start index per dimension of `x`, all of one type.
+fn check_start_indices(op: &str, x: &TValue, starts: &[&TValue]) -> Result<()> {
+    let ok = starts.len() == x.rank()
+        && starts.iter().all(|s| {
+            s.rank() == 0 && s.dtype().is_integer() && s.dtype() == starts[0].dtype()
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(DialectError::invalid(
+            op,
+            format!(
+                "needs {} integer scalar start indices of one type for {}",
+                x.rank(),
+                x.ty
+            ),
+        ))
     }
 }
 

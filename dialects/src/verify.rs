@@ -17,7 +17,7 @@ use melior::ir::block::BlockLike;
 use melior::ir::operation::{OperationLike, OperationRef, WalkOrder, WalkResult};
 use melior::ir::r#type::FunctionType;
 use melior::ir::Type;
-use melior::ir::{Module, ValueLike};
+use melior::ir::{Module, RegionLike, ValueLike};
 
 use crate::stablehlo::{
     attr_list_field, check_broadcast_in_dim, infer_concatenate, infer_convolution,
@@ -98,7 +98,10 @@ const OTHER_KNOWN: &[&str] = &[
     "stablehlo.convert",
     "stablehlo.convolution",
     "stablehlo.dot_general",
+    "stablehlo.dynamic_slice",
+    "stablehlo.dynamic_update_slice",
     "stablehlo.gather",
+    "stablehlo.if",
     "stablehlo.iota",
     "stablehlo.is_finite",
     "stablehlo.pad",
@@ -112,6 +115,7 @@ const OTHER_KNOWN: &[&str] = &[
     "stablehlo.slice",
     "stablehlo.sort",
     "stablehlo.transpose",
+    "stablehlo.while",
 ];
 
 /// One problem found by the verifier, with the op's location.
@@ -364,6 +368,110 @@ fn expect(found: &TensorType, want: &TensorType) -> Result<(), String> {
     }
 }
 
+/// The types region `index` of `op` yields (its block's terminator operands) and its
+/// block's argument types.
+fn region_signature(
+    op: &OperationRef<'_, '_>,
+    index: usize,
+) -> Result<(Vec<TensorType>, Vec<TensorType>), String> {
+    let block = op
+        .region(index)
+        .ok()
+        .and_then(|r| r.first_block())
+        .ok_or_else(|| format!("region #{index} has no block"))?;
+    let args = (0..block.argument_count())
+        .map(|i| {
+            block
+                .argument(i)
+                .map_err(|e| e.to_string())
+                .and_then(|a| TensorType::from_mlir(a.r#type()).map_err(|e| e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // `stablehlo.return` is unregistered, so MLIR does not know it is a terminator: it
+    // is the block's last op.
+    let mut last = block.first_operation();
+    while let Some(next) = last.and_then(|o| o.next_in_block()) {
+        last = Some(next);
+    }
+    let terminator = last
+        .filter(|o| o.name().as_string_ref().as_str() == Ok("stablehlo.return"))
+        .ok_or_else(|| format!("region #{index} does not end with stablehlo.return"))?;
+    let yields = types_of(terminator.operands().map(|v| v.r#type()))?;
+    Ok((args, yields))
+}
+
+fn show(types: &[TensorType]) -> String {
+    let v: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+    format!("({})", v.join(", "))
+}
+
+/// `stablehlo.if`: a `tensor<i1>` predicate; both branches take no arguments and yield
+/// the result types.
+fn check_if(
+    op: &OperationRef<'_, '_>,
+    operands: &[TensorType],
+    results: &[TensorType],
+) -> Result<(), String> {
+    if operands.len() != 1 || operands[0] != TensorType::scalar(tpuc_runtime::DType::Bool) {
+        return Err(format!("expected one tensor<i1> predicate, found {}", show(operands)));
+    }
+    if op.region_count() != 2 {
+        return Err(format!("expected 2 regions, found {}", op.region_count()));
+    }
+    for (i, branch) in ["true", "false"].iter().enumerate() {
+        let (args, yields) = region_signature(op, i)?;
+        if !args.is_empty() {
+            return Err(format!("the {branch} branch takes arguments"));
+        }
+        if yields != results {
+            return Err(format!(
+                "the {branch} branch yields {} but the op returns {}",
+                show(&yields),
+                show(results)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `stablehlo.while`: results, the condition's and the body's arguments and the body's
+/// yields all have the operands' types; the condition yields one `tensor<i1>`.
+fn check_while(
+    op: &OperationRef<'_, '_>,
+    operands: &[TensorType],
+    results: &[TensorType],
+) -> Result<(), String> {
+    if results != operands {
+        return Err(format!(
+            "results {} differ from the loop state {}",
+            show(results),
+            show(operands)
+        ));
+    }
+    if op.region_count() != 2 {
+        return Err(format!("expected 2 regions, found {}", op.region_count()));
+    }
+    let (cond_args, cond_yields) = region_signature(op, 0)?;
+    let (body_args, body_yields) = region_signature(op, 1)?;
+    if cond_args != operands || body_args != operands {
+        return Err("the condition's or the body's arguments differ from the loop state".into());
+    }
+    if cond_yields != [TensorType::scalar(tpuc_runtime::DType::Bool)] {
+        return Err(format!(
+            "the condition yields {}, not one tensor<i1>",
+            show(&cond_yields)
+        ));
+    }
+    if body_yields != operands {
+        return Err(format!(
+            "the body yields {} for the loop state {}",
+            show(&body_yields),
+            show(operands)
+        ));
+    }
+    Ok(())
+}
+
 /// `known` maps the ops of [`SAME_TYPE_ELEMENTWISE`] (to `true`) and [`OTHER_KNOWN`];
 /// `binary` holds [`BINARY_ELEMENTWISE`] (built once per module).
 fn check_op(
@@ -396,6 +504,11 @@ fn check_op(
             other => other.to_string(),
         })
     };
+    match name {
+        "stablehlo.if" => return check_if(op, &operands, &results),
+        "stablehlo.while" => return check_while(op, &operands, &results),
+        _ => {}
+    }
     let result = results.first().ok_or("operation has no result")?;
     if same_type_elementwise {
         let first = operands.first().ok_or("operation has no operands")?;
@@ -457,6 +570,27 @@ fn check_op(
         "stablehlo.broadcast_in_dim" => {
             let dims = i64_list(&attr(op, "broadcast_dimensions")?)?;
             check_broadcast_in_dim(&operands[0], result, &dims).map_err(|e| e.to_string())?;
+        }
+        "stablehlo.dynamic_slice" | "stablehlo.dynamic_update_slice" => {
+            let update = name == "stablehlo.dynamic_update_slice";
+            let x = operands.first().ok_or("missing operand")?;
+            let first_index = if update { 2 } else { 1 };
+            let starts = &operands[first_index.min(operands.len())..];
+            if starts.len() != x.rank()
+                || starts.iter().any(|s| s.rank() != 0 || !s.dtype.is_integer())
+            {
+                return Err(format!(
+                    "expected {} integer scalar start indices, found {}",
+                    x.rank(),
+                    show(starts)
+                ));
+            }
+            if update {
+                expect(result, x)?;
+            } else {
+                let sizes = i64_list(&attr(op, "slice_sizes")?)?;
+                expect(result, &TensorType::new(sizes, x.dtype))?;
+            }
         }
         "stablehlo.slice" => {
             let s = i64_list(&attr(op, "start_indices")?)?;

@@ -30,7 +30,12 @@ pub enum Arg {
     ScalarType(Result<DType, String>),
     /// Memory format, layout or device: irrelevant to the computation.
     Ignored(&'static str),
-    /// An argument kind tpuc cannot represent (graph, custom object, ...); holds the kind.
+    /// A subgraph of a higher-order operator (`torch.cond`'s branches, a loop's condition
+    /// and body, a scan's combine function): its inputs are user-input placeholders, its
+    /// tensors are named in a scope of their own.
+    Graph { name: String, graph: Box<Graph> },
+    /// An argument kind tpuc cannot represent (custom object, symbolic value, ...);
+    /// holds the kind.
     Unsupported(String),
 }
 
@@ -69,6 +74,14 @@ impl Node {
             }
         }
         v
+    }
+
+    /// The subgraphs among this node's arguments, in order.
+    pub fn subgraphs(&self) -> impl Iterator<Item = &Graph> {
+        self.args.iter().filter_map(|(_, a)| match a {
+            Arg::Graph { graph, .. } => Some(&**graph),
+            _ => None,
+        })
     }
 
     /// The names of every tensor this node reads.
@@ -123,12 +136,19 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Counts of node targets, sorted by target.
+    /// Counts of node targets, sorted by target, subgraphs' nodes included.
     pub fn op_counts(&self) -> BTreeMap<String, usize> {
         let mut m = BTreeMap::new();
+        self.count_ops(&mut m);
+        m
+    }
+
+    fn count_ops(&self, m: &mut BTreeMap<String, usize>) {
         for n in &self.nodes {
             *m.entry(n.target.clone()).or_insert(0) += 1;
+            for g in n.subgraphs() {
+                g.count_ops(m);
+            }
         }
-        m
     }
 }

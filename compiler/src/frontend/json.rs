@@ -233,6 +233,7 @@ fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
         "as_memory_format" => Arg::Ignored("memory_format"),
         "as_layout" => Arg::Ignored("layout"),
         "as_device" => Arg::Ignored("device"),
+        "as_graph" => parse_subgraph(val, ctx)?,
         other if SCHEMA_ARGUMENT_KINDS.contains(&other) => Arg::Unsupported(other.to_string()),
         other => {
             return Err(malformed(format!(
@@ -241,6 +242,84 @@ fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
             )))
         }
     })
+}
+
+/// A `GraphArgument` (`{name, graph}`): a higher-order operator's subgraph, read as a
+/// [`Graph`] of its own (its tensors have their own names; its inputs are user-input
+/// placeholders), checked as the top-level graph is.
+fn parse_subgraph(v: &Value, ctx: &str) -> Result<Arg> {
+    let name = as_str(get(v, "name", ctx)?, ctx)?.to_string();
+    let g = get(v, "graph", ctx)?;
+    let ctx = format!("{ctx}, subgraph `{name}`");
+    let mut tensors = BTreeMap::new();
+    if let Some(tv) = g.get("tensor_values").and_then(Value::as_object) {
+        for (n, meta) in tv {
+            tensors.insert(n.to_string(), tensor_meta(n, meta)?);
+        }
+    }
+    let nodes = as_array(get(g, "nodes", &ctx)?, &ctx)?
+        .iter()
+        .enumerate()
+        .map(|(i, n)| parse_node(n, i))
+        .collect::<Result<Vec<_>>>()?;
+    let tensor_list = |key: &str| -> Result<Vec<String>> {
+        as_array(get(g, key, &ctx)?, &ctx)?
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let (k, inner) = union(a, &ctx)?;
+                if k != "as_tensor" {
+                    return Err(malformed(format!(
+                        "{ctx}: {key} #{i} is of kind `{k}`, not a tensor; tpuc supports                          subgraphs of tensors only"
+                    )));
+                }
+                tensor_name(inner, &ctx)
+            })
+            .collect()
+    };
+    let inputs: Vec<InputSpec> = tensor_list("inputs")?
+        .into_iter()
+        .map(|name| InputSpec {
+            kind: InputKind::UserInput,
+            name,
+            target: None,
+        })
+        .collect();
+    let outputs = tensor_list("outputs")?;
+    check_definitions(&inputs, &nodes, &outputs).map_err(|e| match e {
+        FrontendError::Malformed(m) => malformed(format!("{ctx}: {m}")),
+        other => other,
+    })?;
+    for t in inputs.iter().map(|s| &s.name).chain(outputs.iter()) {
+        if !tensors.contains_key(t) {
+            return Err(malformed(format!(
+                "{ctx}: tensor `{t}` has no entry in the subgraph's tensor_values"
+            )));
+        }
+    }
+    Ok(Arg::Graph {
+        name,
+        graph: Box::new(Graph {
+            inputs,
+            outputs,
+            buffer_mutations: Vec::new(),
+            nodes,
+            tensors,
+            schema_version: (0, 0),
+        }),
+    })
+}
+
+/// Subgraphs carry their program's schema version.
+fn set_subgraph_versions(nodes: &mut [Node], version: (i64, i64)) {
+    for node in nodes {
+        for (_, arg) in &mut node.args {
+            if let Arg::Graph { graph, .. } = arg {
+                graph.schema_version = version;
+                set_subgraph_versions(&mut graph.nodes, version);
+            }
+        }
+    }
 }
 
 /// Every field of the schema's `Argument` union (torch/_export/serde/schema.py, 8.x).
@@ -459,7 +538,8 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (tensors, nodes)
     });
-    let (tensors, nodes) = (tensors?, nodes?);
+    let (tensors, mut nodes) = (tensors?, nodes?);
+    set_subgraph_versions(&mut nodes, (major, minor));
     let inputs = as_array(get(signature, "input_specs", file)?, file)?
         .iter()
         .enumerate()

@@ -7,6 +7,7 @@
 //! them with counts and the first node of each.
 
 mod attention;
+mod control_flow;
 mod creation;
 mod elementwise;
 mod gather;
@@ -25,7 +26,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use melior::ir::attribute::AttributeLike;
-use melior::ir::block::BlockLike;
+use melior::ir::block::{BlockLike, BlockRef};
 use melior::ir::operation::{OperationLike, OperationRef};
 use melior::ir::{Location, Module, RegionLike, ValueLike};
 use melior::Context;
@@ -241,155 +242,250 @@ fn lower_function<'c>(
         }
     }
 
-    let mut map: FxHashMap<usize, TValue> = FxHashMap::default();
-    let mut attr_cache = AttrCache::default();
-    let key = |v: mlir_sys::MlirValue| v.ptr as usize;
+    let mut lowering = Lowering {
+        custom,
+        unsupported,
+        first_error,
+        attr_cache: AttrCache::default(),
+        map: FxHashMap::default(),
+    };
     for i in 0..block.argument_count() {
         let a = block.argument(i).map_err(internal)?;
-        map.insert(key(a.to_raw()), new_func.arguments[i].clone());
+        lowering
+            .map
+            .insert(key(a.to_raw()), new_func.arguments[i].clone());
     }
+    if let Some(returned) = lowering.lower_block(&block, &new_func.emitter)? {
+        let refs: Vec<&TValue> = returned.iter().collect();
+        new_func.emitter.func_return(&refs).map_err(internal)?;
+    }
+    Ok(())
+}
 
-    let mut cursor = block.first_operation();
-    while let Some(op) = cursor {
-        cursor = op.next_in_block();
-        let op_name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
-        let loc = op.location();
-        let e = new_func.emitter.at(loc);
-        // Operands whose producer failed to lower are skipped silently: the producer was
-        // already reported.
-        let mut operands = Vec::new();
-        let mut missing = false;
-        for v in op.operands() {
-            match map.get(&key(v.to_raw())) {
-                Some(t) => operands.push(t.clone()),
-                None => missing = true,
-            }
-        }
-        if missing {
-            continue;
-        }
-        if op_name == "func.return" {
-            let refs: Vec<&TValue> = operands.iter().collect();
-            e.func_return(&refs).map_err(internal)?;
-            continue;
-        }
-        let node = location_name(loc);
-        if op_name == "stablehlo.composite" {
-            // From `aten-outline-composites`: its decomposition is lowered as a function
-            // of its own; the op itself only needs its operands mapped.
-            let refs: Vec<&TValue> = operands.iter().collect();
-            let types = (0..op.result_count())
-                .map(|i| {
-                    let r = op.result(i).map_err(internal)?;
-                    TensorType::from_mlir(r.r#type()).map_err(internal)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let copy = e
-                .append_copy(op.to_raw(), &refs, &types)
-                .map_err(internal)?;
-            for (i, new) in copy.into_iter().enumerate() {
-                let r = op.result(i).map_err(internal)?;
-                map.insert(key(r.to_raw()), new);
-            }
-            continue;
-        }
-        if op_name.starts_with("stablehlo.") {
-            // Already lowered (partial pipelines in lit tests): keep as is.
-            return Err(CompileError::Node {
+fn key(v: mlir_sys::MlirValue) -> usize {
+    v.ptr as usize
+}
+
+/// The state of one function's lowering: the map from ATen-level values to their
+/// lowered counterparts (nested regions included) and what went wrong so far.
+struct Lowering<'a> {
+    custom: &'a [CustomLowering],
+    unsupported: &'a mut BTreeMap<String, UnsupportedOp>,
+    first_error: &'a mut Option<CompileError>,
+    attr_cache: AttrCache,
+    map: FxHashMap<usize, TValue>,
+}
+
+impl Lowering<'_> {
+    /// Records an op that could not be lowered; the first error is kept.
+    fn fail(&mut self, node: String, target: String, message: String) {
+        if self.first_error.is_none() {
+            *self.first_error = Some(CompileError::Node {
                 node,
-                target: op_name,
-                message: "input already contains StableHLO; run lower-aten-to-stablehlo on ATen-level modules".into(),
+                target,
+                message,
             });
         }
-        let aten =
-            AtenOp::read_with(&op, &operands, node.clone(), &mut attr_cache).map_err(|m| {
-                CompileError::Node {
-                    node: node.clone(),
-                    target: op_name.clone(),
-                    message: m,
+    }
+
+    /// Lowers the ops of `block` (whose arguments are already mapped) into `e`'s
+    /// block, and returns the lowered operands of its terminator (`func.return` or a
+    /// subgraph's `tpuc.yield`), which the caller emits as its own terminator; `None`
+    /// when one of them could not be lowered (already reported).
+    fn lower_block<'c>(
+        &mut self,
+        block: &BlockRef<'c, '_>,
+        e: &Emitter<'c>,
+    ) -> Result<Option<Vec<TValue>>, CompileError> {
+        let mut cursor = block.first_operation();
+        while let Some(op) = cursor {
+            cursor = op.next_in_block();
+            let op_name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+            let loc = op.location();
+            let e = e.at(loc);
+            // Operands whose producer failed to lower are skipped silently: the
+            // producer was already reported.
+            let mut operands = Vec::new();
+            let mut missing = false;
+            for v in op.operands() {
+                match self.map.get(&key(v.to_raw())) {
+                    Some(t) => operands.push(t.clone()),
+                    None => missing = true,
                 }
-            })?;
-        let old_results: Vec<TValue> = (0..op.result_count())
-            .map(|i| {
-                let r = op.result(i).map_err(internal)?;
-                TValue::from_value(r.into()).map_err(internal)
-            })
-            .collect::<Result<_, _>>()?;
-        let mut aten = aten;
-        aten.results_used = old_results.iter().map(has_uses).collect();
-        // A lowering bug must not take the process down: a panic becomes an error that
-        // names the node.
-        let attempt =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower_op(&aten, &e, custom)));
-        let attempt = attempt.unwrap_or_else(|_| {
-            Err(LowerError::Invalid(
-                "internal error: the lowering of this op panicked (please report it with this model)".into(),
-            ))
-        });
-        let lowered = match attempt {
-            Ok(v) => v,
-            Err(LowerError::UnknownTarget) => {
-                let entry = unsupported
-                    .entry(op_name.clone())
-                    .or_insert_with(|| UnsupportedOp {
+            }
+            if op_name == "func.return" || op_name == "tpuc.yield" {
+                return Ok((!missing).then_some(operands));
+            }
+            if missing {
+                continue;
+            }
+            let node = location_name(loc);
+            if op_name == "stablehlo.composite" {
+                // From `aten-outline-composites`: its decomposition is lowered as a
+                // function of its own; the op itself only needs its operands mapped.
+                let refs: Vec<&TValue> = operands.iter().collect();
+                let types = result_types(&op)?;
+                let copy = e
+                    .append_copy(op.to_raw(), &refs, &types)
+                    .map_err(internal)?;
+                for (i, new) in copy.into_iter().enumerate() {
+                    let r = op.result(i).map_err(internal)?;
+                    self.map.insert(key(r.to_raw()), new);
+                }
+                continue;
+            }
+            if op_name.starts_with("stablehlo.") {
+                // Already lowered (partial pipelines in lit tests): keep as is.
+                return Err(CompileError::Node {
+                    node,
+                    target: op_name,
+                    message: "input already contains StableHLO; run lower-aten-to-stablehlo on ATen-level modules".into(),
+                });
+            }
+            let old_results: Vec<TValue> = (0..op.result_count())
+                .map(|i| {
+                    let r = op.result(i).map_err(internal)?;
+                    TValue::from_value(r.into()).map_err(internal)
+                })
+                .collect::<Result<_, _>>()?;
+            let attempt = if op_name.starts_with("higher_order.") {
+                self.lower_control_flow(&op, &op_name, &operands, &old_results, &e)?
+            } else {
+                let mut aten = AtenOp::read_with(&op, &operands, node.clone(), &mut self.attr_cache)
+                    .map_err(|m| CompileError::Node {
+                        node: node.clone(),
                         target: op_name.clone(),
-                        count: 0,
-                        first_node: node.clone(),
-                    });
-                entry.count += 1;
-                stand_in(&e, &old_results, &mut map)?;
-                continue;
-            }
-            Err(LowerError::Unsupported(m)) | Err(LowerError::Invalid(m)) => {
-                if first_error.is_none() {
-                    *first_error = Some(CompileError::Node {
-                        node,
-                        target: op_name,
                         message: m,
-                    });
+                    })?;
+                aten.results_used = old_results.iter().map(has_uses).collect();
+                // A lowering bug must not take the process down: a panic becomes an
+                // error that names the node.
+                let custom = self.custom;
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower_op(&aten, &e, custom)))
+                    .unwrap_or_else(|_| {
+                        Err(LowerError::Invalid(
+                            "internal error: the lowering of this op panicked (please report it with this model)".into(),
+                        ))
+                    })
+            };
+            let lowered = match attempt {
+                Ok(v) => v,
+                Err(LowerError::UnknownTarget) => {
+                    let entry = self
+                        .unsupported
+                        .entry(op_name.clone())
+                        .or_insert_with(|| UnsupportedOp {
+                            target: op_name.clone(),
+                            count: 0,
+                            first_node: node.clone(),
+                        });
+                    entry.count += 1;
+                    stand_in(&e, &old_results, &mut self.map)?;
+                    continue;
                 }
-                stand_in(&e, &old_results, &mut map)?;
-                continue;
+                Err(LowerError::Unsupported(m)) | Err(LowerError::Invalid(m)) => {
+                    self.fail(node, op_name, m);
+                    stand_in(&e, &old_results, &mut self.map)?;
+                    continue;
+                }
+            };
+            if lowered.len() < old_results.len() {
+                // Extra results nobody reads may be left out by a lowering (e.g. the
+                // saved statistics of a normalization); used ones must exist.
+                if old_results[lowered.len()..].iter().any(has_uses) {
+                    let m = format!(
+                        "only the first {} result(s) of this op are supported, but a later one is used",
+                        lowered.len()
+                    );
+                    self.fail(node, op_name, m);
+                    stand_in(&e, &old_results, &mut self.map)?;
+                    continue;
+                }
             }
-        };
-        if lowered.len() < old_results.len() {
-            // Extra results nobody reads may be left out by a lowering (e.g. the saved
-            // statistics of a normalization); used ones must exist.
-            if old_results[lowered.len()..].iter().any(has_uses) {
-                if first_error.is_none() {
-                    *first_error = Some(CompileError::Node {
-                        node,
-                        target: op_name,
+            for (old, new) in old_results.iter().zip(lowered) {
+                // The graph's metadata is the contract: element types follow it; a
+                // shape disagreement is a bug in a lowering.
+                let new = if new.ty.dtype != old.ty.dtype {
+                    e.convert(&new, old.ty.dtype).map_err(internal)?
+                } else {
+                    new
+                };
+                if new.ty != old.ty {
+                    return Err(CompileError::Node {
+                        node: node.clone(),
+                        target: op_name.clone(),
                         message: format!(
-                            "only the first {} result(s) of this op are supported, but a later one is used",
-                            lowered.len()
+                            "internal: lowering produced {} where the graph says {}",
+                            new.ty, old.ty
                         ),
                     });
                 }
-                stand_in(&e, &old_results, &mut map)?;
-                continue;
+                self.map.insert(key(old.raw()), new);
             }
         }
-        for (old, new) in old_results.iter().zip(lowered) {
-            // The graph's metadata is the contract: element types follow it; a shape
-            // disagreement is a bug in a lowering.
-            let new = if new.ty.dtype != old.ty.dtype {
-                e.convert(&new, old.ty.dtype).map_err(internal)?
-            } else {
-                new
-            };
-            if new.ty != old.ty {
-                return Err(CompileError::Node {
-                    node: node.clone(),
-                    target: op_name.clone(),
-                    message: format!(
-                        "internal: lowering produced {} where the graph says {}",
-                        new.ty, old.ty
-                    ),
-                });
-            }
-            map.insert(key(old.raw()), new);
-        }
+        Err(internal("block without a terminator"))
     }
-    Ok(())
+
+    /// A `higher_order.*` op (see [`control_flow`]): its regions are lowered by this
+    /// same walk, each into the block the control-flow lowering builds for it.
+    fn lower_control_flow<'c>(
+        &mut self,
+        op: &OperationRef<'c, '_>,
+        target: &str,
+        operands: &[TValue],
+        old_results: &[TValue],
+        e: &Emitter<'c>,
+    ) -> Result<LResult<Vec<TValue>>, CompileError> {
+        let segments: Vec<usize> = crate::passes::ir::i64_array(op.to_raw(), "tpuc.operand_segments")
+            .ok_or_else(|| internal("a higher-order op without tpuc.operand_segments"))?
+            .into_iter()
+            .map(|n| n as usize)
+            .collect();
+        let results: Vec<TensorType> = old_results.iter().map(|v| v.ty.clone()).collect();
+        let mut internal_error = None;
+        let mut region = |index: usize, inner: &Emitter<'c>, args: &[TValue]| -> LResult<Vec<TValue>> {
+            let block = op
+                .region(index)
+                .ok()
+                .and_then(|r| r.first_block())
+                .ok_or_else(|| LowerError::Invalid(format!("subgraph #{index} is missing")))?;
+            if block.argument_count() != args.len() {
+                return Err(LowerError::Invalid(format!(
+                    "subgraph #{index} takes {} inputs but is given {}",
+                    block.argument_count(),
+                    args.len()
+                )));
+            }
+            for (i, v) in args.iter().enumerate() {
+                let a = block.argument(i).map_err(|e| LowerError::Invalid(e.to_string()))?;
+                self.map.insert(key(a.to_raw()), v.clone());
+            }
+            match self.lower_block(&block, inner) {
+                Ok(Some(v)) => Ok(v),
+                Ok(None) => Err(LowerError::Invalid(format!(
+                    "subgraph #{index} could not be lowered"
+                ))),
+                Err(err) => {
+                    let message = err.to_string();
+                    internal_error = Some(err);
+                    Err(LowerError::Invalid(message))
+                }
+            }
+        };
+        let lowered = control_flow::lower(target, operands, &segments, &results, e, &mut region);
+        if let Some(err) = internal_error {
+            return Err(err);
+        }
+        Ok(lowered.unwrap_or(Err(LowerError::UnknownTarget)))
+    }
+}
+
+/// The result types of `op`.
+fn result_types(op: &OperationRef<'_, '_>) -> Result<Vec<TensorType>, CompileError> {
+    (0..op.result_count())
+        .map(|i| {
+            let r = op.result(i).map_err(internal)?;
+            TensorType::from_mlir(r.r#type()).map_err(internal)
+        })
+        .collect()
 }
