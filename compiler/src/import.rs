@@ -244,6 +244,9 @@ struct Importer<'c, 'g> {
     version: HashMap<String, u64>,
     /// Root version each view's value was computed at.
     seen: HashMap<String, u64>,
+    /// Path of the subgraph being imported (`cond/true_graph_0/`, empty at top level):
+    /// prefixes node locations so diagnostics from later passes name the node by path.
+    scope: String,
 }
 
 impl<'c, 'g> Importer<'c, 'g> {
@@ -348,7 +351,11 @@ impl<'c, 'g> Importer<'c, 'g> {
             })?;
             out_types.push(tensor_type(meta));
         }
-        let loc = node_location(self.ctx, &node.name, node.source_location.as_ref());
+        let loc = node_location(
+            self.ctx,
+            &format!("{}{}", self.scope, node.name),
+            node.source_location.as_ref(),
+        );
         let refs: Vec<&TValue> = operands.iter().collect();
         let attr_refs: Vec<(&str, String)> =
             attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
@@ -382,7 +389,11 @@ impl<'c, 'g> Importer<'c, 'g> {
             )
         })?;
         let base = self.lookup(&info.base, node)?;
-        let loc = node_location(self.ctx, &node.name, node.source_location.as_ref());
+        let loc = node_location(
+            self.ctx,
+            &format!("{}{}", self.scope, node.name),
+            node.source_location.as_ref(),
+        );
         let e = self.emitter.at(loc);
         let view_args: HashMap<&str, &Arg> = info
             .node
@@ -563,12 +574,18 @@ impl<'c, 'g> Importer<'c, 'g> {
                     }
                     segments.push(ts.len());
                 }
-                Arg::Graph { name, graph } => regions.push(self.import_subgraph(node, name, graph)?),
+                Arg::Graph { name, graph } => {
+                    regions.push(self.import_subgraph(node, name, graph)?)
+                }
                 other => {
                     if let Some(text) = attribute_text(other)
                         .map_err(|m| node_error(node, format!("argument #{i}: {m}")))?
                     {
-                        let key = if arg_name.is_empty() { format!("arg{i}") } else { arg_name.clone() };
+                        let key = if arg_name.is_empty() {
+                            format!("arg{i}")
+                        } else {
+                            arg_name.clone()
+                        };
                         attrs.push((key, text));
                     }
                 }
@@ -586,7 +603,11 @@ impl<'c, 'g> Importer<'c, 'g> {
             })?;
             out_types.push(tensor_type(meta));
         }
-        let loc = node_location(self.ctx, &node.name, node.source_location.as_ref());
+        let loc = node_location(
+            self.ctx,
+            &format!("{}{}", self.scope, node.name),
+            node.source_location.as_ref(),
+        );
         let refs: Vec<&TValue> = operands.iter().collect();
         let attr_refs: Vec<(&str, String)> =
             attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
@@ -628,7 +649,10 @@ impl<'c, 'g> Importer<'c, 'g> {
             let ty = tensor_type(&graph.tensors[&spec.name])
                 .to_mlir(self.ctx)
                 .map_err(|e| node_error(node, format!("subgraph `{name}`: {e}")))?;
-            arg_types.push((ty, Location::name(self.ctx, &spec.name, Location::unknown(self.ctx))));
+            arg_types.push((
+                ty,
+                Location::name(self.ctx, &spec.name, Location::unknown(self.ctx)),
+            ));
         }
         let block = Block::new(&arg_types);
         let mut sub = Importer {
@@ -640,6 +664,7 @@ impl<'c, 'g> Importer<'c, 'g> {
             views: HashMap::default(),
             version: HashMap::default(),
             seen: HashMap::default(),
+            scope: format!("{}{}/{name}/", self.scope, node.name),
         };
         for (i, spec) in graph.inputs.iter().enumerate() {
             let arg = block
@@ -731,6 +756,7 @@ pub fn import_graph<'c>(ctx: &'c Context, graph: &Graph) -> Result<Module<'c>, C
         views: HashMap::default(),
         version: HashMap::default(),
         seen: HashMap::default(),
+        scope: String::new(),
     };
     for (spec, v) in graph.inputs.iter().zip(func.arguments) {
         importer.values.insert(spec.name.clone(), v);

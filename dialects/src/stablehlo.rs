@@ -1413,7 +1413,13 @@ impl<'c> Emitter<'c> {
                 format!("the predicate is {}, not tensor<i1>", pred.ty),
             ));
         }
-        self.op_with_regions("stablehlo.if", &[pred], &[], results, vec![on_true, on_false])
+        self.op_with_regions(
+            "stablehlo.if",
+            &[pred],
+            &[],
+            results,
+            vec![on_true, on_false],
+        )
     }
 
     /// `stablehlo.while` over the loop state `operands`: `cond` maps the state to a
@@ -1468,7 +1474,12 @@ impl<'c> Emitter<'c> {
         }
         let mut operands = vec![x, update];
         operands.extend_from_slice(starts);
-        self.one("stablehlo.dynamic_update_slice", &operands, &[], x.ty.clone())
+        self.one(
+            "stablehlo.dynamic_update_slice",
+            &operands,
+            &[],
+            x.ty.clone(),
+        )
     }
 
     /// `func.return`.
@@ -1481,9 +1492,9 @@ impl<'c> Emitter<'c> {
 /// One integer scalar start index per dimension of `x`, all of one type.
 fn check_start_indices(op: &str, x: &TValue, starts: &[&TValue]) -> Result<()> {
     let ok = starts.len() == x.rank()
-        && starts.iter().all(|s| {
-            s.rank() == 0 && s.dtype().is_integer() && s.dtype() == starts[0].dtype()
-        });
+        && starts
+            .iter()
+            .all(|s| s.rank() == 0 && s.dtype().is_integer() && s.dtype() == starts[0].dtype());
     if ok {
         Ok(())
     } else {

@@ -413,7 +413,10 @@ fn check_if(
     results: &[TensorType],
 ) -> Result<(), String> {
     if operands.len() != 1 || operands[0] != TensorType::scalar(tpuc_runtime::DType::Bool) {
-        return Err(format!("expected one tensor<i1> predicate, found {}", show(operands)));
+        return Err(format!(
+            "expected one tensor<i1> predicate, found {}",
+            show(operands)
+        ));
     }
     if op.region_count() != 2 {
         return Err(format!("expected 2 regions, found {}", op.region_count()));
@@ -577,7 +580,9 @@ fn check_op(
             let first_index = if update { 2 } else { 1 };
             let starts = &operands[first_index.min(operands.len())..];
             if starts.len() != x.rank()
-                || starts.iter().any(|s| s.rank() != 0 || !s.dtype.is_integer())
+                || starts
+                    .iter()
+                    .any(|s| s.rank() != 0 || !s.dtype.is_integer())
             {
                 return Err(format!(
                     "expected {} integer scalar start indices, found {}",

@@ -33,7 +33,10 @@ pub enum Arg {
     /// A subgraph of a higher-order operator (`torch.cond`'s branches, a loop's condition
     /// and body, a scan's combine function): its inputs are user-input placeholders, its
     /// tensors are named in a scope of their own.
-    Graph { name: String, graph: Box<Graph> },
+    Graph {
+        name: String,
+        graph: Box<Graph>,
+    },
     /// An argument kind tpuc cannot represent (custom object, symbolic value, ...);
     /// holds the kind.
     Unsupported(String),

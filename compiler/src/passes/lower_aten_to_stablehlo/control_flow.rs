@@ -40,8 +40,9 @@ pub fn lower<'c>(
     let name = target.strip_prefix("higher_order.")?;
     let name = name.split('.').next().unwrap_or(name);
     Some(match name {
-        "cond" => split(operands, segments, 2, name)
-            .and_then(|g| cond(&g[0], &g[1], results, e, region)),
+        "cond" => {
+            split(operands, segments, 2, name).and_then(|g| cond(&g[0], &g[1], results, e, region))
+        }
         "while_loop" => split(operands, segments, 2, name)
             .and_then(|g| while_loop(&g[0], &g[1], results, e, region)),
         "scan" => split(operands, segments, 3, name)
@@ -83,7 +84,11 @@ fn predicate(e: &Emitter, p: &TValue, what: &str) -> LResult<TValue> {
             p.ty
         )));
     }
-    let p = if p.rank() == 0 { p.clone() } else { e.reshape(p, &[])? };
+    let p = if p.rank() == 0 {
+        p.clone()
+    } else {
+        e.reshape(p, &[])?
+    };
     if p.dtype() == DType::Bool {
         return Ok(p);
     }
@@ -93,7 +98,12 @@ fn predicate(e: &Emitter, p: &TValue, what: &str) -> LResult<TValue> {
 
 /// `values` as `types` (what the graph's metadata says): element types are converted,
 /// a shape that differs is an error naming `what`.
-fn as_types(e: &Emitter, values: Vec<TValue>, types: &[TensorType], what: &str) -> LResult<Vec<TValue>> {
+fn as_types(
+    e: &Emitter,
+    values: Vec<TValue>,
+    types: &[TensorType],
+    what: &str,
+) -> LResult<Vec<TValue>> {
     if values.len() != types.len() {
         return Err(LowerError::Invalid(format!(
             "{what} yields {} values where {} are expected",
@@ -110,7 +120,10 @@ fn as_types(e: &Emitter, values: Vec<TValue>, types: &[TensorType], what: &str) 
             } else if v.shape() == t.shape.as_slice() {
                 Ok(e.convert(&v, t.dtype)?)
             } else {
-                Err(LowerError::Invalid(format!("{what} yields {} where {t} is expected", v.ty)))
+                Err(LowerError::Invalid(format!(
+                    "{what} yields {} where {t} is expected",
+                    v.ty
+                )))
             }
         })
         .collect()

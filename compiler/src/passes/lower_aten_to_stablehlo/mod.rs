@@ -351,12 +351,14 @@ impl Lowering<'_> {
             let attempt = if op_name.starts_with("higher_order.") {
                 self.lower_control_flow(&op, &op_name, &operands, &old_results, &e)?
             } else {
-                let mut aten = AtenOp::read_with(&op, &operands, node.clone(), &mut self.attr_cache)
-                    .map_err(|m| CompileError::Node {
-                        node: node.clone(),
-                        target: op_name.clone(),
-                        message: m,
-                    })?;
+                let mut aten =
+                    AtenOp::read_with(&op, &operands, node.clone(), &mut self.attr_cache).map_err(
+                        |m| CompileError::Node {
+                            node: node.clone(),
+                            target: op_name.clone(),
+                            message: m,
+                        },
+                    )?;
                 aten.results_used = old_results.iter().map(has_uses).collect();
                 // A lowering bug must not take the process down: a panic becomes an
                 // error that names the node.
@@ -371,14 +373,14 @@ impl Lowering<'_> {
             let lowered = match attempt {
                 Ok(v) => v,
                 Err(LowerError::UnknownTarget) => {
-                    let entry = self
-                        .unsupported
-                        .entry(op_name.clone())
-                        .or_insert_with(|| UnsupportedOp {
-                            target: op_name.clone(),
-                            count: 0,
-                            first_node: node.clone(),
-                        });
+                    let entry =
+                        self.unsupported
+                            .entry(op_name.clone())
+                            .or_insert_with(|| UnsupportedOp {
+                                target: op_name.clone(),
+                                count: 0,
+                                first_node: node.clone(),
+                            });
                     entry.count += 1;
                     stand_in(&e, &old_results, &mut self.map)?;
                     continue;
@@ -436,42 +438,46 @@ impl Lowering<'_> {
         old_results: &[TValue],
         e: &Emitter<'c>,
     ) -> Result<LResult<Vec<TValue>>, CompileError> {
-        let segments: Vec<usize> = crate::passes::ir::i64_array(op.to_raw(), "tpuc.operand_segments")
-            .ok_or_else(|| internal("a higher-order op without tpuc.operand_segments"))?
-            .into_iter()
-            .map(|n| n as usize)
-            .collect();
+        let segments: Vec<usize> =
+            crate::passes::ir::i64_array(op.to_raw(), "tpuc.operand_segments")
+                .ok_or_else(|| internal("a higher-order op without tpuc.operand_segments"))?
+                .into_iter()
+                .map(|n| n as usize)
+                .collect();
         let results: Vec<TensorType> = old_results.iter().map(|v| v.ty.clone()).collect();
         let mut internal_error = None;
-        let mut region = |index: usize, inner: &Emitter<'c>, args: &[TValue]| -> LResult<Vec<TValue>> {
-            let block = op
-                .region(index)
-                .ok()
-                .and_then(|r| r.first_block())
-                .ok_or_else(|| LowerError::Invalid(format!("subgraph #{index} is missing")))?;
-            if block.argument_count() != args.len() {
-                return Err(LowerError::Invalid(format!(
-                    "subgraph #{index} takes {} inputs but is given {}",
-                    block.argument_count(),
-                    args.len()
-                )));
-            }
-            for (i, v) in args.iter().enumerate() {
-                let a = block.argument(i).map_err(|e| LowerError::Invalid(e.to_string()))?;
-                self.map.insert(key(a.to_raw()), v.clone());
-            }
-            match self.lower_block(&block, inner) {
-                Ok(Some(v)) => Ok(v),
-                Ok(None) => Err(LowerError::Invalid(format!(
-                    "subgraph #{index} could not be lowered"
-                ))),
-                Err(err) => {
-                    let message = err.to_string();
-                    internal_error = Some(err);
-                    Err(LowerError::Invalid(message))
+        let mut region =
+            |index: usize, inner: &Emitter<'c>, args: &[TValue]| -> LResult<Vec<TValue>> {
+                let block = op
+                    .region(index)
+                    .ok()
+                    .and_then(|r| r.first_block())
+                    .ok_or_else(|| LowerError::Invalid(format!("subgraph #{index} is missing")))?;
+                if block.argument_count() != args.len() {
+                    return Err(LowerError::Invalid(format!(
+                        "subgraph #{index} takes {} inputs but is given {}",
+                        block.argument_count(),
+                        args.len()
+                    )));
                 }
-            }
-        };
+                for (i, v) in args.iter().enumerate() {
+                    let a = block
+                        .argument(i)
+                        .map_err(|e| LowerError::Invalid(e.to_string()))?;
+                    self.map.insert(key(a.to_raw()), v.clone());
+                }
+                match self.lower_block(&block, inner) {
+                    Ok(Some(v)) => Ok(v),
+                    Ok(None) => Err(LowerError::Invalid(format!(
+                        "subgraph #{index} could not be lowered"
+                    ))),
+                    Err(err) => {
+                        let message = err.to_string();
+                        internal_error = Some(err);
+                        Err(LowerError::Invalid(message))
+                    }
+                }
+            };
         let lowered = control_flow::lower(target, operands, &segments, &results, e, &mut region);
         if let Some(err) = internal_error {
             return Err(err);
