@@ -16,7 +16,7 @@
 #   make bench   every corpus model: tpuc -O2 / -O0 against torchax's program for the same
 #                .pt2 (run time, ops, XLA kernels, compile time); compile scaling to 100k
 #                nodes and 1 GiB of weights; the runtime's per-call cost vs raw PJRT and
-#                JAX; per-token decode latency vs PyTorch eager (testdata/decode). jax 0.12, torch, torchax in .deps/bench-venv (created on first use);
+#                JAX; per-token decode latency vs PyTorch eager and torchax (testdata/decode). jax 0.12, torch, torchax in .deps/bench-venv (created on first use);
 #                writes BENCH.md (about 15 minutes). Not part of make test.
 
 SHELL := /bin/bash

@@ -3,8 +3,10 @@
 //! program run eagerly by PyTorch (`decode_eager.py`) on this CPU, fed the same tokens.
 //! tpuc's side is `Session::run` as `tpuc generate` calls it: token id and position
 //! uploaded, logits downloaded, the cache kept on the device (its bytes per step are
-//! reported from `Session::transfer_stats`). torchax's export of the same step is not
-//! attempted yet.
+//! reported from `Session::transfer_stats`). The JAX peer is torchax's lowering of the
+//! same step run by jaxlib's CPU client (`decode_torchax.py`): torchax 0.0.13 drops
+//! buffer mutations, so that script carries the cache itself; a model it cannot run is
+//! reported with its error.
 
 use std::path::Path;
 use std::process::Command;
@@ -18,6 +20,8 @@ struct Row {
     model: String,
     tpuc: Stats,
     eager: Stats,
+    /// torchax's step, or why it did not run.
+    torchax: Result<Stats, String>,
     bytes_per_step: f64,
 }
 
@@ -78,6 +82,47 @@ fn decode(
     Ok(tokens)
 }
 
+/// Runs one of the Python peers (`bench/<script>`) on the models; its JSON output.
+fn peer(
+    python: &Path,
+    script: &str,
+    rounds: usize,
+    dirs: &[String],
+) -> Result<serde_json::Value, BoxError> {
+    let out = Command::new(python)
+        .arg(format!("bench/{script}"))
+        .arg(rounds.to_string())
+        .args(dirs)
+        .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "bench/{script} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+        .into());
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+/// A peer's timings for `name`, after checking it decoded `expected`.
+fn peer_timings(
+    peer: &serde_json::Value,
+    who: &str,
+    name: &str,
+    expected: &[i64],
+) -> Result<Vec<u64>, String> {
+    let theirs = &peer[name];
+    if let Some(e) = theirs["error"].as_str() {
+        return Err(e.to_string());
+    }
+    let tokens: Vec<i64> =
+        serde_json::from_value(theirs["tokens"].clone()).map_err(|e| e.to_string())?;
+    if tokens != expected {
+        return Err(format!("{who} decoded {tokens:?}, generate {expected:?}"));
+    }
+    serde_json::from_value(theirs["step_ns"].clone()).map_err(|e| e.to_string())
+}
+
 /// Measures every model of `testdata/decode`; the Markdown section.
 pub fn run(
     tpuc: &Path,
@@ -103,19 +148,9 @@ pub fn run(
         "tpuc-bench: decode: PyTorch eager on {} models",
         names.len()
     );
-    let out = Command::new(python)
-        .arg("bench/decode_eager.py")
-        .arg(rounds.to_string())
-        .args(&dirs)
-        .output()?;
-    if !out.status.success() {
-        return Err(format!(
-            "bench/decode_eager.py failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-        .into());
-    }
-    let eager: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let eager = peer(python, "decode_eager.py", rounds, &dirs)?;
+    eprintln!("tpuc-bench: decode: torchax on {} models", names.len());
+    let torchax = peer(python, "decode_torchax.py", rounds, &dirs)?;
     let mut rows = Vec::new();
     for name in &names {
         let dir = root.join(name);
@@ -160,31 +195,43 @@ pub fn run(
         let bytes = (after.host_to_device_bytes + after.device_to_host_bytes
             - before.host_to_device_bytes
             - before.device_to_host_bytes) as f64;
-        let theirs = &eager[name.as_str()];
-        let eager_tokens: Vec<i64> = serde_json::from_value(theirs["tokens"].clone())?;
-        if eager_tokens != expected {
-            return Err(format!(
-                "{name}: PyTorch eager decoded {eager_tokens:?}, generate {expected:?}"
-            )
-            .into());
-        }
-        let eager_ns: Vec<u64> = serde_json::from_value(theirs["step_ns"].clone())?;
+        // PyTorch eager is the reference: a wrong decode there is an error of the bench.
+        let eager_ns = peer_timings(&eager, "PyTorch eager", name, &expected)
+            .map_err(|e| format!("{name}: {e}"))?;
         rows.push(Row {
             model: name.clone(),
             tpuc: Stats::of(&timings),
             eager: Stats::of(&eager_ns),
+            torchax: peer_timings(&torchax, "torchax", name, &expected).map(|t| Stats::of(&t)),
             bytes_per_step: bytes / steps.max(1.0),
         });
     }
     let mut md = String::new();
     md.push_str("## Decode step (static KV cache)\n\n");
     md.push_str(&format!(
-        "Per-token latency of one greedy decode step of each `testdata/decode` model (Core ATen form, {rounds} decodes of its prompt and new tokens, every decode step timed): tpuc's `Session::run` on the CPU plugin (token id and position in, logits out, the cache kept on the device) against the same exported program run eagerly by PyTorch (`torch.export.load(...).module()`, one thread) on this CPU. Both decode the tokens `model.generate(do_sample=False)` gives (checked). torchax's export of the step is not attempted yet.\n\n",
+        "Per-token latency of one greedy decode step of each `testdata/decode` model (Core ATen form, {rounds} decodes of its prompt and new tokens, every decode step timed): tpuc's `Session::run` on the CPU plugin (token id and position in, logits out, the cache kept on the device) against the same exported program run eagerly by PyTorch (`torch.export.load(...).module()`, one thread) on this CPU, and against torchax {} (jax {}): its lowering of the same program, jitted with the state donated and run by jaxlib's CPU client, which is the same XLA as tpuc's plugin. torchax as shipped (`exported_program_to_jax`) returns only the user outputs and drops the cache update, so a decode step cannot carry its cache there; `bench/decode_torchax.py` keeps torchax's decompositions and interpreter and carries the mutated buffers itself. Every side decodes the tokens `model.generate(do_sample=False)` gives (checked).\n\n",
+        torchax["torchax_version"].as_str().unwrap_or("?"),
+        torchax["jax_version"].as_str().unwrap_or("?"),
     ));
-    md.push_str("| model | tpuc median µs/token | PyTorch eager median µs/token | eager / tpuc | bytes moved per tpuc step |\n|---|---:|---:|---:|---:|\n");
+    md.push_str("| model | tpuc median µs/token | PyTorch eager median µs/token | eager / tpuc | torchax median µs/token | **torchax / tpuc** | bytes moved per tpuc step |\n|---|---:|---:|---:|---:|---:|---:|\n");
     for r in &rows {
+        let (tx, tx_ratio) = match &r.torchax {
+            Ok(t) => (
+                format!(
+                    "{:.1} (p10 {:.1}, p90 {:.1})",
+                    t.median / 1e3,
+                    t.p10 / 1e3,
+                    t.p90 / 1e3
+                ),
+                format!("{:.2}×", t.median / r.tpuc.median),
+            ),
+            Err(e) => (
+                format!("failed: {}", e.replace('|', "\\|")),
+                "–".to_string(),
+            ),
+        };
         md.push_str(&format!(
-            "| {} | {:.1} (p10 {:.1}, p90 {:.1}) | {:.1} (p10 {:.1}, p90 {:.1}) | {:.2}× | {:.0} |\n",
+            "| {} | {:.1} (p10 {:.1}, p90 {:.1}) | {:.1} (p10 {:.1}, p90 {:.1}) | {:.2}× | {tx} | {tx_ratio} | {:.0} |\n",
             r.model,
             r.tpuc.median / 1e3,
             r.tpuc.p10 / 1e3,
