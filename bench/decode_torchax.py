@@ -60,7 +60,7 @@ def step_function(torch, torchax, jax, pt2):
     return jax.jit(step, donate_argnums=0), state
 
 
-def decode(jax, step, state, prompt, new_tokens, timings):
+def decode(step, state, prompt, new_tokens, timings):
     tokens, logits = [], None
     feed = list(prompt)
     for pos in range(len(prompt) + new_tokens - 1):
@@ -104,7 +104,7 @@ def main():
             for r in range(rounds + 1):
                 # The step donates its state: each round starts from a fresh copy.
                 state = [jax.numpy.array(s, copy=True) for s in initial]
-                tokens = decode(jax, step, state, prompt, new_tokens, timings if r > 0 else None)
+                tokens = decode(step, state, prompt, new_tokens, timings if r > 0 else None)
             out[name] = {"step_ns": timings, "tokens": tokens}
         except Exception as e:  # recorded for the report, as side_by_side.py does
             out[name] = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
