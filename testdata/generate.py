@@ -629,6 +629,19 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     return np.array(arr, order="C", copy=True)
 
 
+def save_call(out_dir, k, inputs, outputs):
+    """Writes call k of a program: `inputs` (name -> tensor) as
+    calls/<k>/inputs/<i>_<name>.npy and `outputs` as calls/<k>/expected/<i>.npy;
+    returns (input paths, expected paths) relative to out_dir."""
+    for sub in ("inputs", "expected"):
+        os.makedirs(os.path.join(out_dir, "calls", str(k), sub))
+    in_files = [f"calls/{k}/inputs/{i}_{n}.npy" for i, n in enumerate(inputs)]
+    out_files = [f"calls/{k}/expected/{i}.npy" for i in range(len(outputs))]
+    for f, t in zip(in_files + out_files, list(inputs.values()) + list(outputs)):
+        np.save(os.path.join(out_dir, f), to_numpy(t))
+    return in_files, out_files
+
+
 def dtype_name(t: torch.Tensor) -> str:
     return str(t.dtype).replace("torch.", "")
 

@@ -38,7 +38,7 @@ from torch._higher_order_ops.while_loop import while_loop
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from generate import max_abs_diff, save_program, to_numpy  # noqa: E402
+from generate import max_abs_diff, save_call, save_program  # noqa: E402
 
 ATOL = 1e-5
 
@@ -304,18 +304,7 @@ def generate(name):
             d = max(max_abs_diff(g, w) for g, w in zip(got, want))
             print(f"  call {k} {form}: max |diff| vs eager = {d:.3e}")
             assert d <= ATOL, (name, form, k, d)
-        os.makedirs(os.path.join(out_dir, "calls", str(k), "inputs"))
-        os.makedirs(os.path.join(out_dir, "calls", str(k), "expected"))
-        inputs = []
-        for i, (n, v) in enumerate(c.items()):
-            f = f"calls/{k}/inputs/{i}_{n}.npy"
-            np.save(os.path.join(out_dir, f), to_numpy(v))
-            inputs.append(f)
-        expected = []
-        for i, w in enumerate(want):
-            f = f"calls/{k}/expected/{i}.npy"
-            np.save(os.path.join(out_dir, f), to_numpy(w))
-            expected.append(f)
+        inputs, expected = save_call(out_dir, k, c, want)
         meta_calls.append({"inputs": inputs, "expected": expected})
     meta = {
         "name": name,
