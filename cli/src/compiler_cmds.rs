@@ -88,6 +88,14 @@ pub struct CompileArgs {
     /// `make setup`, then pip's libtpu).
     #[arg(long, value_name = "PATH")]
     libtpu: Option<PathBuf>,
+    /// For a program exported with `dynamic_shapes`: also compile it ahead of time for
+    /// these sizes (repeatable; `--specialize s77=8` or `--specialize s43=2,s53=64` for
+    /// programs with several sizes). The example inputs' sizes are always compiled; the
+    /// full `tpuc run` specializes any other size in range on demand, the runtime-only
+    /// one runs only the sizes compiled here. `tpuc inspect` lists the sizes.
+    /// With `--emit mlir` or `--emit aten`: the one size to emit.
+    #[arg(long, value_name = "SIZES")]
+    specialize: Vec<String>,
 }
 
 /// The mesh, strategies and format of `tpuc compile`'s sharding flags.
@@ -215,6 +223,13 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
             errln!("// ----- IR after {pass} -----\n{ir}");
         })),
         finish: tpu_step(args)?,
+        specialize: args
+            .specialize
+            .iter()
+            .map(|s| {
+                tpuc_runtime::symbolic::parse_bindings(s).map_err(|e| format!("--specialize: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
         ..CompileOptions::default()
     };
     let timings = match args.emit.as_str() {
@@ -225,7 +240,8 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
             timings
         }
         "aten" => {
-            let text = tpuc_compiler::compile_to_aten_mlir(model).map_err(|e| e.to_string())?;
+            let text = tpuc_compiler::compile_to_aten_mlir_with(model, &options)
+                .map_err(|e| e.to_string())?;
             write_text_output(model, output, &text)?;
             Vec::new()
         }
@@ -240,6 +256,9 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
                 report.weight_bytes,
                 report.output.display()
             );
+            if let Some(d) = &report.dynamic {
+                errln!("{d}");
+            }
             for w in &report.warnings {
                 errln!("warning: {w}");
             }

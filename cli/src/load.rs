@@ -142,14 +142,80 @@ pub fn load_session(artifact: &Path, client: &Client, no_cache: bool) -> Result<
         } else {
             CacheMode::ReadWrite
         },
-        progress: terminal_progress(),
+        progress: with_specializations(terminal_progress()),
+        specializer: specializer(),
         ..LoadOptions::default()
     };
     let session = Session::load_with(artifact, client, &options).map_err(|e| e.to_string())?;
     for w in &session.load_report().cache_warnings {
         errln!("warning: executable cache: {w}");
     }
+    if let Some(first) = session
+        .manifest()
+        .dynamic
+        .as_ref()
+        .and_then(|d| d.specializations.first())
+    {
+        let report = session.load_report();
+        outln!(
+            "sizes {}: program from the artifact, {} ({:.1} ms)",
+            tpuc_runtime::symbolic::describe_bindings(&first.sizes),
+            match report.compile {
+                tpuc_runtime::CompileSource::Compiled => "compiled",
+                tpuc_runtime::CompileSource::Cache => "executable cache hit",
+            },
+            report.compile_ms
+        );
+    }
     Ok(session)
+}
+
+/// The full `tpuc` specializes a dynamic artifact's program for sizes it holds none
+/// for; the runtime-only one cannot (it links no compiler).
+#[cfg(feature = "compiler")]
+fn specializer() -> Option<tpuc_runtime::session::Specializer> {
+    Some(Arc::new(|dir, manifest, sizes| {
+        tpuc_compiler::dynamic::specialize_artifact(dir, manifest, sizes).map_err(|e| e.to_string())
+    }))
+}
+
+#[cfg(not(feature = "compiler"))]
+fn specializer() -> Option<tpuc_runtime::session::Specializer> {
+    None
+}
+
+/// `progress`, and a line on stdout each time a dynamic artifact meets new sizes:
+/// whether the program was specialized now or came from the artifact, and whether its
+/// executable was compiled or found in the cache.
+fn with_specializations(
+    progress: Option<tpuc_runtime::ProgressFn>,
+) -> Option<tpuc_runtime::ProgressFn> {
+    Some(Arc::new(move |event: &LoadEvent<'_>| {
+        if let LoadEvent::Specialized {
+            sizes,
+            specialized,
+            source,
+            elapsed,
+        } = event
+        {
+            let program = match specialized {
+                Some(t) => format!("specialized now ({:.1} ms)", t.as_secs_f64() * 1e3),
+                None => "program from the artifact".to_string(),
+            };
+            let executable = match source {
+                tpuc_runtime::CompileSource::Compiled => "compiled",
+                tpuc_runtime::CompileSource::Cache => "executable cache hit",
+            };
+            outln!(
+                "sizes {}: {program}, {executable} ({:.1} ms)",
+                tpuc_runtime::symbolic::describe_bindings(sizes),
+                elapsed.as_secs_f64() * 1e3
+            );
+        }
+        if let Some(p) = &progress {
+            p(event);
+        }
+    }))
 }
 
 /// Progress of a load on stderr when it is a terminal: the compile, then weight

@@ -657,6 +657,7 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
         partitioning: Some(Partitioning::new(mesh, ShardingFormat::Gspmd)),
         tpu_executables: Vec::new(),
         neuron: None,
+        dynamic: None,
     };
     std::fs::write(
         art.join("manifest.json"),

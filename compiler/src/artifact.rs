@@ -546,6 +546,7 @@ pub fn write(
             partitioning: partitioned.map(|p| p.partitioning),
             tpu_executables: Vec::new(),
             neuron,
+            dynamic: None,
         };
         // A target's own step (a TPU executable compiled next to the program) adds its
         // files and manifest entries before anything is moved into place.
@@ -567,6 +568,7 @@ pub fn write(
             zero_filled,
             timings: Vec::new(),
             warnings: Vec::new(),
+            dynamic: None,
         })
     })();
     let report = match result {

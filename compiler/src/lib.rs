@@ -14,6 +14,7 @@
 //! ```
 
 pub mod artifact;
+pub mod dynamic;
 pub mod frontend;
 pub mod hlo;
 pub mod import;
@@ -84,6 +85,9 @@ pub enum CompileError {
     /// A target's step after the artifact's files are written (the TPU compile).
     #[error("{0}")]
     Target(String),
+    /// A dynamic program asked for something tpuc cannot do with it.
+    #[error("{0}")]
+    Dynamic(String),
     #[error("internal compiler error: {0}")]
     Internal(String),
 }
@@ -251,6 +255,9 @@ pub struct CompileOptions {
     /// TPU executables here. An error leaves no artifact (and any previous one as it
     /// was).
     pub finish: Option<FinishFn>,
+    /// Of a program exported with `dynamic_shapes`: the sizes to specialize it for
+    /// ahead of time, besides the example inputs' (`tpuc compile --specialize`).
+    pub specialize: Vec<tpuc_runtime::symbolic::Bindings>,
 }
 
 /// See [`CompileOptions::finish`]: called with the artifact's temporary directory, its
@@ -331,6 +338,8 @@ pub struct CompileReport {
     pub timings: Vec<StageTime>,
     /// What the user should know about the result (a Neuron target's f64 narrowing).
     pub warnings: Vec<String>,
+    /// Of a dynamic program: its sizes and the specializations compiled, in words.
+    pub dynamic: Option<String>,
 }
 
 /// Creates the MLIR context tpuc uses.
@@ -564,6 +573,14 @@ pub fn compile(
     options.report(Progress::Loading);
     let model = frontend::load(input)?;
     watch.lap("read");
+    if model.dynamic.is_some() {
+        return dynamic::compile(model, output, options, watch);
+    }
+    if !options.specialize.is_empty() {
+        return Err(CompileError::Dynamic(
+            "--specialize: the program has no dynamic sizes (it was exported without dynamic_shapes)".into(),
+        ));
+    }
     options.report(Progress::Lowering);
     let ctx = new_context();
     let packable = packable_weights(&model, options);
@@ -758,7 +775,8 @@ pub fn compile_to_mlir(
     options: &CompileOptions,
 ) -> Result<(String, Vec<StageTime>), CompileError> {
     let mut watch = Stopwatch::start();
-    let model = frontend::load(input)?;
+    let mut model = frontend::load(input)?;
+    dynamic::specialize_for_text(&mut model, options, "mlir")?;
     watch.lap("read");
     let ctx = new_context();
     let module = lower_timed(&ctx, &model, options, &mut watch)?;
@@ -772,7 +790,17 @@ pub fn compile_to_mlir(
 /// The ATen-level module for `input`, printed with node locations (`tpuc compile
 /// --emit aten`): the input of `lower-aten-to-stablehlo`, handy for lit tests.
 pub fn compile_to_aten_mlir(input: &Path) -> Result<String, CompileError> {
-    let model = frontend::load(input)?;
+    compile_to_aten_mlir_with(input, &CompileOptions::default())
+}
+
+/// [`compile_to_aten_mlir`] of a dynamic program specialized for the one size of
+/// `options.specialize`.
+pub fn compile_to_aten_mlir_with(
+    input: &Path,
+    options: &CompileOptions,
+) -> Result<String, CompileError> {
+    let mut model = frontend::load(input)?;
+    dynamic::specialize_for_text(&mut model, options, "aten")?;
     let ctx = new_context();
     let module = import::import_graph(&ctx, &model.graph)?;
     print_module_with_locations(&module)

@@ -897,6 +897,7 @@ fn fuzz_regressions_are_refused_with_typed_errors() {
                 let model = tpuc_compiler::frontend::ExportedModel {
                     source: path.clone(),
                     graph,
+                    dynamic: None,
                     weights: tpuc_compiler::frontend::WeightSet::None,
                 };
                 let ctx = tpuc_compiler::new_context();

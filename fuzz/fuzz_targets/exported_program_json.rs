@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
         source: "fuzz.json".into(),
         graph,
         weights: tpuc_compiler::frontend::WeightSet::None,
+        dynamic: None,
     };
     let ctx = tpuc_compiler::new_context();
     let printed = tpuc_compiler::lower_to_stablehlo(&ctx, &model)

@@ -204,6 +204,11 @@ pub enum RuntimeError {
     #[error("invalid compile options: {0}")]
     CompileOptions(String),
 
+    /// The inputs of a call to a dynamic artifact have sizes it cannot run: outside a
+    /// symbol's range, disagreeing on a symbol, or with no program for them.
+    #[error("input sizes: {0}")]
+    Sizes(String),
+
     /// Any other misuse detectable before calling into PJRT.
     #[error("{0}")]
     InvalidArgument(String),

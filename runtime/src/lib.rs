@@ -12,6 +12,7 @@
 //!   environments).
 //! - [`plugin_logging`]: how much plugins log to stderr (quiet unless asked).
 //! - [`npy`], [`safetensors`]: tensor file formats.
+//! - [`symbolic`]: dynamic sizes (symbol expressions, ranges, binding to inputs).
 //! - [`hlo`]: opcode counts of a compiled (`HloModuleProto`) program.
 //! - [`sharding`]: device meshes and tensor shardings (split per device, assemble,
 //!   their GSPMD and Shardy texts).
@@ -30,6 +31,7 @@ pub mod plugin_logging;
 pub mod safetensors;
 pub mod session;
 pub mod sharding;
+pub mod symbolic;
 pub mod tensor;
 pub mod version;
 

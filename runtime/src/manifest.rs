@@ -62,6 +62,48 @@ pub struct Manifest {
     /// `HloModuleProto` of the same program that `neuronx-cc` compiles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neuron: Option<NeuronProgram>,
+    /// A program exported with `dynamic_shapes`: its sizes, and the programs specialized
+    /// for some of them. The user inputs' and outputs' shapes above then have `-1`
+    /// where a dimension is symbolic, and `program` is the first specialization.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic: Option<DynamicShapes>,
+}
+
+/// The dynamic sizes of an artifact's program.
+///
+/// A call's sizes come from its inputs' shapes ([`crate::symbolic::bind`]): a
+/// specialization compiled ahead of time is used when there is one for them; the full
+/// `tpuc` (which links the compiler) specializes `source_program` for any other sizes
+/// in range, and the runtime-only one asks for `tpuc compile --specialize`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DynamicShapes {
+    /// Every symbol with its range (torch.export's `range_constraints`).
+    pub symbols: Vec<crate::symbolic::Symbol>,
+    /// Dimensions of each user input, in argument order.
+    pub inputs: Vec<Vec<crate::symbolic::Dim>>,
+    /// Dimensions of each user output, in order.
+    pub outputs: Vec<Vec<crate::symbolic::Dim>>,
+    /// Programs compiled ahead of time, each for the sizes it names; the first is
+    /// [`Manifest::program`].
+    pub specializations: Vec<Specialization>,
+    /// The exported program (its `model.json`, symbolic sizes and all).
+    pub source_program: FileRef,
+    /// What a specialization made on demand repeats of the compile: its optimization
+    /// level (`O0`, `O1`, `O2`), and the graph inputs `stablehlo-merge-dots` packed into
+    /// each argument of `@main` (absent when it packed none).
+    pub opt_level: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origins: Option<Vec<Vec<usize>>>,
+    /// The graph inputs whose weights the compile was allowed to pack.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packable: Vec<usize>,
+}
+
+/// A program of a dynamic artifact specialized for some sizes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Specialization {
+    pub sizes: crate::symbolic::Bindings,
+    pub program: FileRef,
 }
 
 /// A program legalized for AWS Neuron devices and written as XLA HLO.

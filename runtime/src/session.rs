@@ -22,6 +22,7 @@
 use crate::cache::{self, CacheKey, Miss};
 use crate::compile_options::CompileOptions;
 use crate::error::{Result, RuntimeError};
+use crate::manifest::DynamicShapes;
 use crate::manifest::{
     Argument, ArgumentKind, Checksum, FileRef, Manifest, TensorSpec, FORMAT_VERSION,
     OLDEST_FORMAT_VERSION,
@@ -29,7 +30,9 @@ use crate::manifest::{
 use crate::pjrt::{Buffer, Client, ClientOptions, LoadedExecutable, Plugin};
 use crate::safetensors::SafeTensors;
 use crate::sharding::TensorSharding;
+use crate::symbolic::Bindings;
 use crate::{DType, HostTensor};
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -83,7 +86,22 @@ pub enum LoadEvent<'a> {
     },
     /// Every weight is on the device.
     UploadEnd { total_bytes: u64, elapsed: Duration },
+    /// A dynamic artifact met sizes it had no executable for yet: the program for
+    /// `sizes` came from the artifact or was specialized now (`specialized`, how long
+    /// that took), and its executable was compiled or found in the cache.
+    Specialized {
+        sizes: &'a Bindings,
+        specialized: Option<Duration>,
+        source: CompileSource,
+        elapsed: Duration,
+    },
 }
+
+/// Makes the StableHLO program of a dynamic artifact (its directory and manifest) for
+/// sizes it holds no specialization of. The runtime links no compiler: the full `tpuc`
+/// passes one (`tpuc_compiler::dynamic::specialize_artifact`).
+pub type Specializer =
+    Arc<dyn Fn(&Path, &Manifest, &Bindings) -> std::result::Result<String, String> + Send + Sync>;
 
 /// Receives [`LoadEvent`]s.
 pub type ProgressFn = Arc<dyn Fn(&LoadEvent<'_>) + Send + Sync>;
@@ -100,6 +118,8 @@ pub struct LoadOptions {
     pub progress: Option<ProgressFn>,
     /// Which of an artifact's programs to run (default: its HLO when it has one).
     pub program: ProgramChoice,
+    /// Of a dynamic artifact: makes the program for sizes it holds none for.
+    pub specializer: Option<Specializer>,
 }
 
 /// Which program of an artifact [`Session::load_with`] compiles.
@@ -136,6 +156,7 @@ impl std::fmt::Debug for LoadOptions {
             .field("cache", &self.cache)
             .field("cache_dir", &self.cache_dir)
             .field("progress", &self.progress.as_ref().map(|_| "Fn"))
+            .field("specializer", &self.specializer.as_ref().map(|_| "Fn"))
             .finish()
     }
 }
@@ -359,7 +380,9 @@ pub struct Session {
     dir: PathBuf,
     manifest: Manifest,
     client: Client,
-    executable: LoadedExecutable,
+    executable: Arc<LoadedExecutable>,
+    /// Of a dynamic artifact: the executables of the sizes met so far.
+    dynamic: Option<DynamicState>,
     /// Each weight's buffer on each device, `[weight][position]` (one position unless
     /// the artifact is partitioned: its shard on each device of the mesh).
     weights: Vec<Vec<Buffer>>,
@@ -375,6 +398,13 @@ pub struct Session {
     /// Each state buffer's current value on the device: `None` until a run (or
     /// [`Session::write_state`]) replaces the initial value, which stays in `weights`.
     state_values: Mutex<Vec<Option<Buffer>>>,
+}
+
+/// The executables of a dynamic artifact, by the sizes they are specialized for.
+struct DynamicState {
+    section: DynamicShapes,
+    options: LoadOptions,
+    executables: Mutex<BTreeMap<Bindings, Arc<LoadedExecutable>>>,
 }
 
 /// An argument whose value the program computes anew each call.
@@ -576,7 +606,7 @@ impl Session {
             source: obtained.source,
             elapsed: obtained.elapsed,
         });
-        let executable = obtained.executable;
+        let executable = Arc::new(obtained.executable);
         if executable.num_outputs() != manifest.outputs.len() {
             return Err(fail(format!(
                 "the program returns {} value(s), the manifest lists {} output(s)",
@@ -669,11 +699,39 @@ impl Session {
             cache_warnings: obtained.warnings,
         };
 
+        let dynamic = match &manifest.dynamic {
+            Some(section) => {
+                if manifest.partitioning.is_some() || manifest.neuron.is_some() {
+                    return Err(fail(
+                        "a dynamic program cannot be partitioned or have a Neuron form".into(),
+                    ));
+                }
+                let first = section
+                    .specializations
+                    .first()
+                    .ok_or_else(|| fail("the dynamic section lists no specialization".into()))?;
+                if first.program != manifest.program {
+                    return Err(fail(
+                        "the first specialization of the dynamic section is not the program".into(),
+                    ));
+                }
+                let mut executables = BTreeMap::new();
+                executables.insert(first.sizes.clone(), executable.clone());
+                Some(DynamicState {
+                    section: section.clone(),
+                    options: options.clone(),
+                    executables: Mutex::new(executables),
+                })
+            }
+            None => None,
+        };
+
         Ok(Session {
             dir,
             manifest,
             client: client.clone(),
             executable,
+            dynamic,
             weights,
             slots,
             user_inputs,
@@ -843,9 +901,14 @@ impl Session {
         if self.manifest.partitioning.is_some() {
             return self.run_partitioned(inputs);
         }
-        let mut uploaded = Vec::with_capacity(inputs.len());
         for (i, t) in inputs.iter().enumerate() {
             self.check_host_input(i, t)?;
+        }
+        // Sizes are checked before anything is uploaded.
+        let shapes: Vec<&[i64]> = inputs.iter().map(|t| t.shape.as_slice()).collect();
+        self.sizes(&shapes)?;
+        let mut uploaded = Vec::with_capacity(inputs.len());
+        for t in inputs {
             uploaded.push(self.client.buffer_from_host(t, self.positions[0])?);
             self.transfers.uploaded(t);
         }
@@ -1055,11 +1118,20 @@ impl Session {
             .filter(|(_, held)| held.is_some())
             .map(|(st, _)| st.arg)
             .collect();
-        let outputs = self.executable.execute_donating(&args, &donate)?;
+        let shapes: Vec<&[i64]> = inputs.iter().map(|b| b.shape()).collect();
+        let (executable, sizes) = self.executable_for(&shapes)?;
+        let outputs = executable.execute_donating(&args, &donate)?;
         self.transfers.executed();
         for (i, (b, spec)) in outputs.iter().zip(&self.manifest.outputs).enumerate() {
             let dtype = b.dtype()?;
-            if dtype != spec.dtype || !shape_matches(&spec.shape, b.shape()) {
+            let expected = match (&self.dynamic, &sizes) {
+                (Some(d), Some(sizes)) if i < d.section.outputs.len() => d.section.outputs[i]
+                    .iter()
+                    .map(|dim| dim.eval(sizes).unwrap_or(-1))
+                    .collect(),
+                _ => spec.shape.clone(),
+            };
+            if dtype != spec.dtype || !shape_matches(&expected, b.shape()) {
                 return Err(RuntimeError::OutputMismatch {
                     index: i,
                     name: spec.name.clone(),
@@ -1077,6 +1149,113 @@ impl Session {
             *slot = Some(b);
         }
         Ok(outputs)
+    }
+
+    /// Of a dynamic artifact, the sizes of a call with inputs of `shapes` (user inputs
+    /// in order): an error names the symbol, its range and the inputs; `None` for a
+    /// static artifact.
+    pub fn sizes(&self, shapes: &[&[i64]]) -> Result<Option<Bindings>> {
+        let Some(d) = &self.dynamic else {
+            return Ok(None);
+        };
+        let inputs = self.inputs();
+        if inputs.len() != d.section.inputs.len() || shapes.len() != inputs.len() {
+            return Err(RuntimeError::Artifact {
+                dir: self.dir.clone(),
+                message: "the dynamic section does not list every user input".into(),
+            });
+        }
+        let tensors: Vec<crate::symbolic::DimsOf<'_>> = inputs
+            .iter()
+            .zip(&d.section.inputs)
+            .map(|(a, dims)| crate::symbolic::DimsOf {
+                name: &a.name,
+                dims,
+            })
+            .collect();
+        crate::symbolic::bind(&d.section.symbols, &tensors, shapes)
+            .map(Some)
+            .map_err(RuntimeError::Sizes)
+    }
+
+    /// The executable for inputs of `shapes`, and their sizes (dynamic artifacts): the
+    /// artifact's specialization for them, or one made by the load options'
+    /// specializer, compiled (or found in the cache) once per session.
+    fn executable_for(
+        &self,
+        shapes: &[&[i64]],
+    ) -> Result<(Arc<LoadedExecutable>, Option<Bindings>)> {
+        let (Some(d), Some(sizes)) = (&self.dynamic, self.sizes(shapes)?) else {
+            return Ok((self.executable.clone(), None));
+        };
+        let mut held = d
+            .executables
+            .lock()
+            .map_err(|_| RuntimeError::InvalidArgument("a run panicked mid-compile".into()))?;
+        if let Some(e) = held.get(&sizes) {
+            return Ok((e.clone(), Some(sizes)));
+        }
+        let start = Instant::now();
+        let fail = |message: String| RuntimeError::Artifact {
+            dir: self.dir.clone(),
+            message,
+        };
+        let listed = d.section.specializations.iter().find(|s| s.sizes == sizes);
+        let (program, specialized) = match (listed, &d.options.specializer) {
+            (Some(spec), _) => {
+                let path = resolve(&self.dir, &spec.program, "program")?;
+                let bytes = std::fs::read(&path).map_err(|e| RuntimeError::io(&path, e))?;
+                verify_checksum(&path, &spec.program.checksum, &bytes)?;
+                (bytes, None)
+            }
+            (None, Some(specialize)) => {
+                let text = specialize(&self.dir, &self.manifest, &sizes).map_err(|e| {
+                    RuntimeError::Sizes(format!(
+                        "specializing the program for {}: {e}",
+                        crate::symbolic::describe_bindings(&sizes)
+                    ))
+                })?;
+                (text.into_bytes(), Some(start.elapsed()))
+            }
+            (None, None) => {
+                let has: Vec<String> = d
+                    .section
+                    .specializations
+                    .iter()
+                    .map(|s| crate::symbolic::describe_bindings(&s.sizes))
+                    .collect();
+                return Err(RuntimeError::Sizes(format!(
+                    "the artifact holds no program for the sizes {} (it holds {}); compile it with `--specialize {}`, or run it with the full tpuc, which specializes on demand",
+                    crate::symbolic::describe_bindings(&sizes),
+                    has.join("; "),
+                    crate::symbolic::describe_bindings(&sizes).replace(' ', "")
+                )));
+            }
+        };
+        let obtained = obtain_executable(
+            &self.client,
+            &program,
+            "mlir",
+            &CompileOptions::default(),
+            &d.options,
+        )?;
+        if obtained.executable.num_outputs() != self.manifest.outputs.len() {
+            return Err(fail(format!(
+                "the program for {} returns {} value(s), the manifest lists {} output(s)",
+                crate::symbolic::describe_bindings(&sizes),
+                obtained.executable.num_outputs(),
+                self.manifest.outputs.len()
+            )));
+        }
+        d.options.emit(LoadEvent::Specialized {
+            sizes: &sizes,
+            specialized,
+            source: obtained.source,
+            elapsed: obtained.elapsed,
+        });
+        let executable = Arc::new(obtained.executable);
+        held.insert(sizes.clone(), executable.clone());
+        Ok((executable, Some(sizes)))
     }
 
     /// The names of the arguments the program keeps as state (a KV cache, a counter),

@@ -577,6 +577,7 @@ fn partitioned_sessions_run_on_their_mesh() {
             partitioning: Some(Partitioning::new(mesh.clone(), format)),
             tpu_executables: Vec::new(),
             neuron: None,
+            dynamic: None,
         };
         write_manifest(&dir, &manifest);
         let options = LoadOptions {
@@ -1008,6 +1009,7 @@ fn write_artifact(dir: &Path) -> Manifest {
         partitioning: None,
         tpu_executables: Vec::new(),
         neuron: None,
+        dynamic: None,
     };
     write_manifest(dir, &manifest);
     manifest

@@ -49,6 +49,20 @@ pub enum FrontendError {
     StateMutation { writes: String },
     #[error("tensor `{tensor}` has a symbolic (dynamic) size `{size}`; tpuc compiles static shapes for now (export without dynamic_shapes)")]
     DynamicShape { tensor: String, size: String },
+    #[error("{what}: cannot evaluate the size `{expr}`: {message}")]
+    SizeExpression {
+        what: String,
+        expr: String,
+        message: String,
+    },
+    #[error("node `{node}`: the program asserts `{condition}`, which fails for the sizes {sizes}")]
+    AssertionFailed {
+        node: String,
+        condition: String,
+        sizes: String,
+    },
+    #[error("{0}")]
+    Dynamic(String),
 }
 
 pub type Result<T> = std::result::Result<T, FrontendError>;

@@ -9,6 +9,7 @@
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
+use tpuc_runtime::symbolic::{Bindings, Dim, Expr, Symbol};
 use tpuc_runtime::DType;
 
 use super::error::{FrontendError, Result};
@@ -98,11 +99,110 @@ fn as_f64(v: &Value, ctx: &str) -> Result<f64> {
     }
 }
 
-/// A SymInt that must be concrete: `{"as_int": 3}`.
-fn concrete_int(v: &Value, ctx: &str, tensor: &str) -> Result<i64> {
+/// How a parse reads symbolic sizes: refused (a static program), or evaluated with
+/// concrete values of the symbols (a specialization of a dynamic program, see
+/// [`parse_specialized`]).
+#[derive(Clone, Copy)]
+pub struct Sizes<'a> {
+    bindings: Option<&'a Bindings>,
+    /// The graph's named symbolic values (`sym_int_values`, `sym_bool_values`).
+    values: &'a BTreeMap<String, Expr>,
+}
+
+static NO_VALUES: BTreeMap<String, Expr> = BTreeMap::new();
+
+impl Sizes<'_> {
+    /// Symbolic sizes are refused.
+    pub fn refused() -> Sizes<'static> {
+        Sizes {
+            bindings: None,
+            values: &NO_VALUES,
+        }
+    }
+
+    /// `expr` (written `text`, for `what`) under the bindings.
+    fn eval(&self, expr: &Expr, text: &str, what: &str) -> Result<i64> {
+        let bindings = self.bindings.ok_or_else(|| FrontendError::DynamicShape {
+            tensor: what.to_string(),
+            size: expr.to_string(),
+        })?;
+        expr.eval(bindings)
+            .map_err(|e| FrontendError::SizeExpression {
+                what: what.to_string(),
+                expr: text.to_string(),
+                message: e.0,
+            })
+    }
+
+    /// The named symbolic value `name` under the bindings.
+    fn named(&self, name: &str, what: &str) -> Result<i64> {
+        if self.bindings.is_none() {
+            return Err(FrontendError::DynamicShape {
+                tensor: what.to_string(),
+                size: name.to_string(),
+            });
+        }
+        let expr = self.values.get(name).ok_or_else(|| {
+            malformed(format!(
+                "{what}: the symbolic value `{name}` is not in the graph's sym_int_values or sym_bool_values"
+            ))
+        })?;
+        self.eval(expr, name, what)
+    }
+}
+
+/// The expressions of a graph's named symbolic values, with `outer`'s (a subgraph
+/// sees its parent's).
+fn symbolic_values(
+    graph: &Value,
+    outer: &BTreeMap<String, Expr>,
+) -> Result<BTreeMap<String, Expr>> {
+    let mut values = outer.clone();
+    for key in ["sym_int_values", "sym_bool_values"] {
+        let Some(table) = graph.get(key).and_then(Value::as_object) else {
+            continue;
+        };
+        for (name, v) in table {
+            let ctx = format!("{key} `{name}`");
+            let (kind, val) = union(v, &ctx)?;
+            let expr = match kind {
+                "as_int" => Expr::Int(as_i64(val, &ctx)?),
+                "as_bool" => Expr::Bool(
+                    val.as_bool()
+                        .ok_or_else(|| malformed(format!("{ctx}: expected a bool")))?,
+                ),
+                "as_expr" => {
+                    let text = as_str(get(val, "expr_str", &ctx)?, &ctx)?;
+                    Expr::parse(text).map_err(|e| FrontendError::SizeExpression {
+                        what: ctx.clone(),
+                        expr: text.to_string(),
+                        message: e.0,
+                    })?
+                }
+                other => return Err(malformed(format!("{ctx}: unexpected kind `{other}`"))),
+            };
+            values.insert(name.to_string(), expr);
+        }
+    }
+    Ok(values)
+}
+
+/// A SymInt: `{"as_int": 3}`, or (in a specialization) `{"as_expr": ...}` or a named
+/// value `{"as_name": "sym_size_int_3"}` evaluated under the bindings.
+fn concrete_int(v: &Value, ctx: &str, tensor: &str, sizes: Sizes<'_>) -> Result<i64> {
     let (kind, val) = union(v, ctx)?;
     match kind {
         "as_int" => as_i64(val, ctx),
+        "as_expr" => {
+            let text = as_str(get(val, "expr_str", ctx)?, ctx)?;
+            let expr = Expr::parse(text).map_err(|e| FrontendError::SizeExpression {
+                what: tensor.to_string(),
+                expr: text.to_string(),
+                message: e.0,
+            })?;
+            sizes.eval(&expr, text, tensor)
+        }
+        "as_name" => sizes.named(as_str(val, ctx)?, tensor),
         _ => Err(FrontendError::DynamicShape {
             tensor: tensor.to_string(),
             size: match val {
@@ -118,7 +218,7 @@ fn tensor_name(v: &Value, ctx: &str) -> Result<String> {
 }
 
 /// Reads a tensor_meta object.
-pub fn tensor_meta(name: &str, v: &Value) -> Result<TensorMeta> {
+pub fn tensor_meta(name: &str, v: &Value, sizes: Sizes<'_>) -> Result<TensorMeta> {
     let ctx = format!("tensor `{name}`");
     let code = as_i64(get(v, "dtype", &ctx)?, &ctx)?;
     let dtype = scalar_type(code).map_err(|d| FrontendError::UnsupportedDtype {
@@ -127,7 +227,7 @@ pub fn tensor_meta(name: &str, v: &Value) -> Result<TensorMeta> {
     })?;
     let shape = as_array(get(v, "sizes", &ctx)?, &ctx)?
         .iter()
-        .map(|s| concrete_int(s, &ctx, name))
+        .map(|s| concrete_int(s, &ctx, name, sizes))
         .collect::<Result<Vec<_>>>()?;
     Ok(TensorMeta { dtype, shape })
 }
@@ -137,16 +237,16 @@ pub fn strides_and_offset(name: &str, v: &Value) -> Result<(Vec<i64>, i64)> {
     let ctx = format!("weight `{name}`");
     let strides = as_array(get(v, "strides", &ctx)?, &ctx)?
         .iter()
-        .map(|s| concrete_int(s, &ctx, name))
+        .map(|s| concrete_int(s, &ctx, name, Sizes::refused()))
         .collect::<Result<Vec<_>>>()?;
     let offset = match v.get("storage_offset") {
-        Some(o) => concrete_int(o, &ctx, name)?,
+        Some(o) => concrete_int(o, &ctx, name, Sizes::refused())?,
         None => 0,
     };
     Ok((strides, offset))
 }
 
-fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
+fn parse_arg(v: &Value, ctx: &str, sizes: Sizes<'_>) -> Result<Arg> {
     let (kind, val) = union(v, ctx)?;
     let ints = |val: &Value| -> Result<Vec<i64>> {
         as_array(val, ctx)?.iter().map(|x| as_i64(x, ctx)).collect()
@@ -181,11 +281,11 @@ fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
         ),
         "as_int" => Arg::Int(as_i64(val, ctx)?),
         "as_ints" => Arg::Ints(ints(val)?),
-        "as_sym_int" => Arg::Int(concrete_int(val, ctx, ctx)?),
+        "as_sym_int" => Arg::Int(concrete_int(val, ctx, ctx, sizes)?),
         "as_sym_ints" => Arg::Ints(
             as_array(val, ctx)?
                 .iter()
-                .map(|x| concrete_int(x, ctx, ctx))
+                .map(|x| concrete_int(x, ctx, ctx, sizes))
                 .collect::<Result<_>>()?,
         ),
         "as_float" => Arg::Float(as_f64(val, ctx)?),
@@ -219,6 +319,9 @@ fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
             let (k, inner) = union(val, ctx)?;
             match (k, inner.as_bool()) {
                 ("as_bool", Some(b)) => Arg::Bool(b),
+                ("as_name", _) if sizes.bindings.is_some() => {
+                    Arg::Bool(sizes.named(as_str(inner, ctx)?, ctx)? != 0)
+                }
                 _ => Arg::Unsupported("symbolic bool".into()),
             }
         }
@@ -233,7 +336,7 @@ fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
         "as_memory_format" => Arg::Ignored("memory_format"),
         "as_layout" => Arg::Ignored("layout"),
         "as_device" => Arg::Ignored("device"),
-        "as_graph" => parse_subgraph(val, ctx)?,
+        "as_graph" => parse_subgraph(val, ctx, sizes)?,
         other if SCHEMA_ARGUMENT_KINDS.contains(&other) => Arg::Unsupported(other.to_string()),
         other => {
             return Err(malformed(format!(
@@ -247,20 +350,25 @@ fn parse_arg(v: &Value, ctx: &str) -> Result<Arg> {
 /// A `GraphArgument` (`{name, graph}`): a higher-order operator's subgraph, read as a
 /// [`Graph`] of its own (its tensors have their own names; its inputs are user-input
 /// placeholders), checked as the top-level graph is.
-fn parse_subgraph(v: &Value, ctx: &str) -> Result<Arg> {
+fn parse_subgraph(v: &Value, ctx: &str, sizes: Sizes<'_>) -> Result<Arg> {
     let name = as_str(get(v, "name", ctx)?, ctx)?.to_string();
     let g = get(v, "graph", ctx)?;
     let ctx = format!("{ctx}, subgraph `{name}`");
+    let values = symbolic_values(g, sizes.values)?;
+    let sizes = Sizes {
+        bindings: sizes.bindings,
+        values: &values,
+    };
     let mut tensors = BTreeMap::new();
     if let Some(tv) = g.get("tensor_values").and_then(Value::as_object) {
         for (n, meta) in tv {
-            tensors.insert(n.to_string(), tensor_meta(n, meta)?);
+            tensors.insert(n.to_string(), tensor_meta(n, meta, sizes)?);
         }
     }
     let nodes = as_array(get(g, "nodes", &ctx)?, &ctx)?
         .iter()
         .enumerate()
-        .map(|(i, n)| parse_node(n, i))
+        .filter_map(|(i, n)| parse_node(n, i, sizes).transpose())
         .collect::<Result<Vec<_>>>()?;
     let tensor_list = |key: &str| -> Result<Vec<String>> {
         as_array(get(g, key, &ctx)?, &ctx)?
@@ -379,7 +487,27 @@ fn source_location(stack_trace: &str) -> Option<(String, u32)> {
         .cloned()
 }
 
-fn parse_node(v: &Value, index: usize) -> Result<Node> {
+/// Nodes that compute sizes (`x.size(0)`, `s0 * s1`): a specialization drops them, as
+/// every size they compute is a named value it evaluates where it is read.
+fn computes_sizes(target: &str) -> bool {
+    matches!(
+        target,
+        "aten.sym_size.int"
+            | "aten.sym_size"
+            | "aten.sym_numel.default"
+            | "aten.sym_stride.int"
+            | "aten.sym_storage_offset.default"
+            | "sym_size"
+            | "sym_numel"
+    ) || target.starts_with("_operator.")
+        || target.starts_with("math.")
+        || target.starts_with("torch.sym_")
+}
+
+/// Reads one node. In a specialization, nodes that compute sizes are dropped (`None`)
+/// and the runtime assertions torch.export leaves (`_assert_scalar`,
+/// `sym_constrain_range*`) are checked for the bindings and dropped.
+fn parse_node(v: &Value, index: usize, sizes: Sizes<'_>) -> Result<Option<Node>> {
     let ctx = format!("node #{index}");
     let target_full = as_str(get(v, "target", &ctx)?, &ctx)?;
     let name = v
@@ -409,12 +537,17 @@ fn parse_node(v: &Value, index: usize) -> Result<Node> {
                 )));
             }
         }
-        let arg = parse_arg(get(input, "arg", &ctx)?, &actx)?;
+        let arg = parse_arg(get(input, "arg", &ctx)?, &actx, sizes)?;
         args.push((arg_name, arg));
     }
     let mut outputs = Vec::new();
-    for out in as_array(get(v, "outputs", &ctx)?, &ctx)? {
+    let mut symbolic_outputs = 0;
+    let node_outputs = as_array(get(v, "outputs", &ctx)?, &ctx)?;
+    for out in node_outputs {
         let (kind, val) = union(out, &ctx)?;
+        if kind.starts_with("as_sym_") {
+            symbolic_outputs += 1;
+        }
         outputs.push(match kind {
             "as_tensor" => NodeOutput::Tensor(tensor_name(val, &ctx)?),
             "as_tensors" => NodeOutput::Tensors(
@@ -431,13 +564,66 @@ fn parse_node(v: &Value, index: usize) -> Result<Node> {
         .and_then(|m| m.get("stack_trace"))
         .and_then(Value::as_str)
         .and_then(source_location);
-    Ok(Node {
+    if let Some(bindings) = sizes.bindings {
+        if !node_outputs.is_empty()
+            && symbolic_outputs == node_outputs.len()
+            && computes_sizes(&target)
+        {
+            return Ok(None);
+        }
+        if check_assertion(&name, &target, &args, bindings)? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(Node {
         name,
         target,
         args,
         outputs,
         source_location,
-    })
+    }))
+}
+
+/// Checks a runtime assertion torch.export left in the graph for the bindings of a
+/// specialization; whether `target` is one (and the node is then dropped).
+fn check_assertion(
+    name: &str,
+    target: &str,
+    args: &[(String, Arg)],
+    bindings: &Bindings,
+) -> Result<bool> {
+    let fail = |condition: String| FrontendError::AssertionFailed {
+        node: name.to_string(),
+        condition,
+        sizes: tpuc_runtime::symbolic::describe_bindings(bindings),
+    };
+    let int = |i: usize| match args.get(i).map(|(_, a)| a) {
+        Some(Arg::Int(v)) => Some(*v),
+        _ => None,
+    };
+    match target {
+        "aten._assert_scalar.default" => match args.first().map(|(_, a)| a) {
+            Some(Arg::Bool(true)) => Ok(true),
+            Some(Arg::Bool(false)) => Err(fail(match args.get(1).map(|(_, a)| a) {
+                Some(Arg::String(m)) => m.clone(),
+                _ => "the assertion".to_string(),
+            })),
+            _ => Ok(false),
+        },
+        "aten.sym_constrain_range.default" | "aten.sym_constrain_range_for_size.default" => {
+            let Some(v) = int(0) else { return Ok(false) };
+            let (min, max) = (int(1), int(2));
+            if min.is_some_and(|m| v < m) || max.is_some_and(|m| v > m) {
+                return Err(fail(format!(
+                    "size {v} within {}..={}",
+                    min.map_or("-inf".into(), |m| m.to_string()),
+                    max.map_or("inf".into(), |m| m.to_string())
+                )));
+            }
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
 }
 
 fn parse_input_spec(v: &Value, index: usize) -> Result<InputSpec> {
@@ -473,8 +659,21 @@ fn parse_input_spec(v: &Value, index: usize) -> Result<InputSpec> {
     Ok(InputSpec { kind, name, target })
 }
 
-/// Parses `model.json`. `file` names the source in error messages.
+/// Parses `model.json` of a static program (a symbolic size is refused). `file` names
+/// the source in error messages.
 pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
+    parse_program(bytes, file, None)
+}
+
+/// Parses `model.json` of a dynamic program specialized for `bindings` (a value for
+/// every symbol): every size, symbolic argument and size computation is evaluated, the
+/// runtime assertions are checked, and the result is the static program torch.export
+/// would have written for those sizes.
+pub fn parse_specialized(bytes: &[u8], file: &str, bindings: &Bindings) -> Result<Graph> {
+    parse_program(bytes, file, Some(bindings))
+}
+
+fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Result<Graph> {
     let invalid = |e: serde_json::Error| FrontendError::InvalidJson {
         file: file.to_string(),
         message: e.to_string(),
@@ -507,6 +706,14 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
     let gm = get(&root, "graph_module", file)?;
     let graph = get(gm, "graph", file)?;
     let signature = get(gm, "signature", file)?;
+    let values = match bindings {
+        Some(_) => symbolic_values(graph, &NO_VALUES)?,
+        None => BTreeMap::new(),
+    };
+    let sizes = Sizes {
+        bindings,
+        values: &values,
+    };
 
     // The tensor table and the node list are built on two threads (each is about half
     // of the reading of a large graph); a tensor's error is reported before a node's,
@@ -518,7 +725,7 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
             tensors.reserve(tv.len());
             for (name, meta) in tv {
                 let meta = tree::expand(bytes, meta).map_err(invalid)?;
-                tensors.push((name.to_string(), tensor_meta(name, &meta)?));
+                tensors.push((name.to_string(), tensor_meta(name, &meta, sizes)?));
             }
         }
         Ok(tensors.into_iter().collect())
@@ -527,7 +734,10 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
         as_array(get(graph, "nodes", file)?, file)?
             .iter()
             .enumerate()
-            .map(|(i, n)| parse_node(&*tree::expand(bytes, n).map_err(invalid)?, i))
+            .filter_map(|(i, n)| match tree::expand(bytes, n) {
+                Ok(n) => parse_node(&n, i, sizes).transpose(),
+                Err(e) => Some(Err(invalid(e))),
+            })
             .collect()
     };
     let (tensors, nodes) = std::thread::scope(|s| {
@@ -569,6 +779,154 @@ pub fn parse_exported_program(bytes: &[u8], file: &str) -> Result<Graph> {
         tensors,
         schema_version: (major, minor),
     })
+}
+
+/// The dynamic sizes of an exported program: its symbols with their ranges, and the
+/// dimensions of its user inputs and outputs as expressions over them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DynamicSignature {
+    pub symbols: Vec<Symbol>,
+    /// User inputs in order: placeholder name and dimensions.
+    pub inputs: Vec<(String, Vec<Dim>)>,
+    /// User outputs in order.
+    pub outputs: Vec<(String, Vec<Dim>)>,
+}
+
+/// A dimension of a tensor_meta, the hint of a symbolic one.
+fn read_dim(v: &Value, ctx: &str) -> Result<(Dim, Option<i64>)> {
+    let (kind, val) = union(v, ctx)?;
+    match kind {
+        "as_int" => Ok((Dim::Static(as_i64(val, ctx)?), None)),
+        "as_expr" => {
+            let text = as_str(get(val, "expr_str", ctx)?, ctx)?;
+            let expr = Expr::parse(text).map_err(|e| FrontendError::SizeExpression {
+                what: ctx.to_string(),
+                expr: text.to_string(),
+                message: e.0,
+            })?;
+            let hint = val
+                .get("hint")
+                .and_then(|h| h.get("as_int"))
+                .and_then(Value::as_i64);
+            Ok((
+                match expr {
+                    Expr::Int(v) => Dim::Static(v),
+                    e => Dim::Sym(e),
+                },
+                hint,
+            ))
+        }
+        other => Err(malformed(format!("{ctx}: a size of kind `{other}`"))),
+    }
+}
+
+/// The dynamic signature of `model.json`, or `None` for a static program (no
+/// `range_constraints`). Weights must have static shapes.
+pub fn dynamic_signature(bytes: &[u8], file: &str) -> Result<Option<DynamicSignature>> {
+    let invalid = |e: serde_json::Error| FrontendError::InvalidJson {
+        file: file.to_string(),
+        message: e.to_string(),
+    };
+    let root = tree::parse_with_lazy_items(
+        bytes,
+        &[
+            &["graph_module", "graph", "nodes"],
+            &["graph_module", "graph", "tensor_values"],
+        ],
+    )
+    .map_err(invalid)?;
+    let constraints = match root.get("range_constraints").and_then(Value::as_object) {
+        Some(c) if !c.is_empty() => c,
+        _ => return Ok(None),
+    };
+    let gm = get(&root, "graph_module", file)?;
+    let graph = get(gm, "graph", file)?;
+    let signature = get(gm, "signature", file)?;
+    let mut symbols = Vec::new();
+    for (name, r) in constraints {
+        let ctx = format!("range_constraints `{name}`");
+        let bound = |key: &str| -> Option<i64> {
+            // Unbounded is written as null, or as a number near the 64-bit limit.
+            r.get(key)
+                .and_then(Value::as_i64)
+                .filter(|v| v.abs() < (1i64 << 62))
+        };
+        if name.starts_with('u') {
+            return Err(FrontendError::Dynamic(format!(
+                "{ctx}: `{name}` is a data-dependent size (from `.item()`, `nonzero` or the like); tpuc compiles sizes that the inputs' shapes determine"
+            )));
+        }
+        symbols.push(Symbol {
+            name: name.to_string(),
+            min: bound("min_val").unwrap_or(0),
+            max: bound("max_val"),
+            hint: None,
+        });
+    }
+    let tensor_dims = |name: &str| -> Result<Vec<(Dim, Option<i64>)>> {
+        let meta = graph
+            .get("tensor_values")
+            .and_then(|tv| tv.get(name))
+            .ok_or_else(|| malformed(format!("tensor `{name}` has no entry in tensor_values")))?;
+        let meta = tree::expand(bytes, meta).map_err(invalid)?;
+        let ctx = format!("tensor `{name}`");
+        as_array(get(&meta, "sizes", &ctx)?, &ctx)?
+            .iter()
+            .map(|d| read_dim(d, &ctx))
+            .collect()
+    };
+    let specs = as_array(get(signature, "input_specs", file)?, file)?
+        .iter()
+        .enumerate()
+        .map(|(i, s)| parse_input_spec(s, i))
+        .collect::<Result<Vec<_>>>()?;
+    let mut inputs = Vec::new();
+    for spec in &specs {
+        let dims = tensor_dims(&spec.name)?;
+        if spec.kind != InputKind::UserInput {
+            if let Some((d, _)) = dims.iter().find(|(d, _)| matches!(d, Dim::Sym(_))) {
+                return Err(FrontendError::Dynamic(format!(
+                    "weight `{}` has the symbolic size `{d}`; tpuc takes dynamic sizes of user inputs only",
+                    spec.target.as_deref().unwrap_or(&spec.name)
+                )));
+            }
+            continue;
+        }
+        for (d, hint) in &dims {
+            if let (Dim::Sym(Expr::Sym(s)), Some(h)) = (d, hint) {
+                if let Some(sym) = symbols.iter_mut().find(|y| &y.name == s) {
+                    sym.hint.get_or_insert(*h);
+                }
+            }
+        }
+        inputs.push((
+            spec.name.clone(),
+            dims.into_iter().map(|(d, _)| d).collect(),
+        ));
+    }
+    let mut outputs = Vec::new();
+    for (i, spec) in as_array(get(signature, "output_specs", file)?, file)?
+        .iter()
+        .enumerate()
+    {
+        let ctx = format!("output spec #{i}");
+        let (kind, val) = union(spec, &ctx)?;
+        if kind != "user_output" {
+            continue;
+        }
+        let (k, inner) = union(get(val, "arg", &ctx)?, &ctx)?;
+        if k != "as_tensor" {
+            continue;
+        }
+        let name = tensor_name(inner, &ctx)?;
+        let dims = tensor_dims(&name)?.into_iter().map(|(d, _)| d).collect();
+        outputs.push((name, dims));
+    }
+    Ok(Some(DynamicSignature {
+        symbols,
+        inputs,
+        outputs,
+    }))
 }
 
 /// The user outputs and the buffer mutations (buffer placeholder, new value).

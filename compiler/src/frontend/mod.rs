@@ -19,6 +19,7 @@ pub use graph::{Arg, Graph, InputKind, InputSpec, Node, NodeOutput, TensorMeta};
 
 use archive::{Archive, StoredTensor};
 use error::Result;
+use tpuc_runtime::symbolic::Bindings;
 
 /// Where the values of the graph's weight inputs come from.
 pub enum WeightSet {
@@ -35,8 +36,117 @@ pub enum WeightSet {
 /// An exported program ready for import.
 pub struct ExportedModel {
     pub source: PathBuf,
+    /// The program; of a dynamic program, its specialization for the sizes last given
+    /// to [`ExportedModel::specialize`] (at first the example inputs' sizes).
     pub graph: Graph,
     pub weights: WeightSet,
+    /// Of a program exported with `dynamic_shapes`: its symbols and the JSON it is
+    /// specialized from.
+    pub dynamic: Option<Dynamic>,
+}
+
+/// What a dynamic program keeps to be specialized for any sizes in its ranges.
+pub struct Dynamic {
+    pub signature: json::DynamicSignature,
+    /// `models/model.json`, the program with its symbolic sizes.
+    pub json: Vec<u8>,
+    /// How messages name it (`model.pt2:models/model.json`).
+    pub file: String,
+    /// The sizes `graph` is specialized for.
+    pub sizes: Bindings,
+}
+
+impl Dynamic {
+    /// The example inputs' sizes (every symbol's hint, else its minimum).
+    pub fn example_sizes(&self) -> Bindings {
+        self.signature
+            .symbols
+            .iter()
+            .map(|s| (s.name.clone(), s.hint.unwrap_or(s.min)))
+            .collect()
+    }
+
+    /// Checks that `sizes` gives every symbol a value in its range and names no other.
+    pub fn check_sizes(&self, sizes: &Bindings) -> Result<()> {
+        let symbols = &self.signature.symbols;
+        let names = || {
+            symbols
+                .iter()
+                .map(|s| format!("{} ({})", s.name, s.range()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for name in sizes.keys() {
+            if !symbols.iter().any(|s| &s.name == name) {
+                return Err(FrontendError::Dynamic(format!(
+                    "the program has no size `{name}` (its sizes: {})",
+                    names()
+                )));
+            }
+        }
+        for s in symbols {
+            match sizes.get(&s.name) {
+                None => {
+                    return Err(FrontendError::Dynamic(format!(
+                        "no value for the size `{}` (its sizes: {})",
+                        s.name,
+                        names()
+                    )))
+                }
+                Some(&v) if !s.contains(v) => {
+                    return Err(FrontendError::Dynamic(format!(
+                        "{}={v} is outside the range of `{}`, {}, the program was exported with",
+                        s.name,
+                        s.name,
+                        s.range()
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Which user inputs' dimensions a symbol is (`s77: dimension 0 of \`x\``), for
+    /// messages and `--help`-like listings.
+    pub fn describe_symbol(&self, name: &str) -> String {
+        let uses: Vec<String> = self
+            .signature
+            .inputs
+            .iter()
+            .flat_map(|(input, dims)| {
+                dims.iter().enumerate().filter_map(move |(d, dim)| {
+                    matches!(dim, tpuc_runtime::symbolic::Dim::Sym(e) if e.as_symbol() == Some(name))
+                        .then(|| format!("dimension {d} of `{input}`"))
+                })
+            })
+            .collect();
+        if uses.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} ({})", uses.join(", "))
+        }
+    }
+}
+
+impl ExportedModel {
+    /// Makes `graph` the specialization of a dynamic program for `sizes` (a value in
+    /// range for every symbol). Weights are untouched: their shapes are static.
+    pub fn specialize(&mut self, sizes: &Bindings) -> Result<()> {
+        let dynamic = self.dynamic.as_mut().ok_or_else(|| {
+            FrontendError::Dynamic("the program has no dynamic sizes to specialize".into())
+        })?;
+        dynamic.check_sizes(sizes)?;
+        let graph = json::parse_specialized(&dynamic.json, &dynamic.file, sizes)?;
+        if graph.inputs != self.graph.inputs {
+            return Err(FrontendError::Dynamic(
+                "a specialization changed the program's inputs".into(),
+            ));
+        }
+        self.graph = graph;
+        dynamic.sizes = sizes.clone();
+        Ok(())
+    }
 }
 
 impl ExportedModel {
@@ -187,11 +297,12 @@ fn load_json(path: &Path) -> Result<ExportedModel> {
     // copy would fault in as many fresh pages (tens of megabytes for a large graph).
     // SAFETY: read-only, as for archives (see `Archive::open`).
     let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-    let graph = json::parse_exported_program(&bytes, &path.display().to_string())?;
+    let (graph, dynamic) = parse_graph(&bytes, path.display().to_string())?;
     Ok(ExportedModel {
         source: path.to_path_buf(),
         graph,
         weights: WeightSet::None,
+        dynamic,
     })
 }
 
@@ -208,7 +319,7 @@ pub fn load_pt2_bytes(path: &Path, bytes: Vec<u8>) -> Result<ExportedModel> {
 fn from_archive(path: &Path, archive: Archive) -> Result<ExportedModel> {
     let json_bytes = archive.model_json()?;
     let file = format!("{}:models/model.json", path.display());
-    let graph = json::parse_exported_program(&json_bytes, &file)?;
+    let (graph, dynamic) = parse_graph(&json_bytes, file)?;
     drop(json_bytes);
     let configs = archive.tensor_configs()?;
     let mut stored = BTreeMap::new();
@@ -250,5 +361,24 @@ fn from_archive(path: &Path, archive: Archive) -> Result<ExportedModel> {
         source: path.to_path_buf(),
         graph,
         weights: WeightSet::Archive { archive, stored },
+        dynamic,
     })
+}
+
+/// The graph of `model.json`: a static program as it is; a dynamic one specialized for
+/// its example inputs' sizes, with what it needs to be specialized for others.
+fn parse_graph(bytes: &[u8], file: String) -> Result<(Graph, Option<Dynamic>)> {
+    let Some(signature) = json::dynamic_signature(bytes, &file)? else {
+        return Ok((json::parse_exported_program(bytes, &file)?, None));
+    };
+    let mut dynamic = Dynamic {
+        signature,
+        json: bytes.to_vec(),
+        file,
+        sizes: Bindings::new(),
+    };
+    let sizes = dynamic.example_sizes();
+    let graph = json::parse_specialized(bytes, &dynamic.file, &sizes)?;
+    dynamic.sizes = sizes;
+    Ok((graph, Some(dynamic)))
 }
