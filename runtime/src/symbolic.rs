@@ -783,10 +783,12 @@ pub fn bind(
         for (d, (dim, &size)) in t.dims.iter().zip(shape.iter()).enumerate() {
             let want = match dim.eval(&bindings) {
                 Ok(v) => v,
-                Err(e) => return Err(format!(
+                Err(e) => {
+                    return Err(format!(
                     "input `{}` dimension {d} is {dim}, which no input dimension determines ({e})",
                     t.name
-                )),
+                ))
+                }
             };
             if want != size {
                 let given = if bindings.is_empty() {

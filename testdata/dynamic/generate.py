@@ -199,6 +199,15 @@ def generate(name):
     core = ep.run_decompositions()
     save_program(ep, paths["exported"])
     save_program(core, paths["core"])
+    # <name>/static/{exported,core}.pt2: the same model exported without dynamic_shapes
+    # at the example's sizes, what a specialization of the dynamic program is compared
+    # with (op counts, run time).
+    with torch.no_grad():
+        static = torch.export.export(model, (), dict(example), strict=False)
+    os.makedirs(os.path.join(out_dir, "static"))
+    save_program(static, os.path.join(out_dir, "static", "exported.pt2"))
+    save_program(static.run_decompositions(), os.path.join(out_dir, "static", "core.pt2"))
+    assert not static.range_constraints, f"{name}: the static export has symbols"
     # Every dim asked for must have stayed symbolic (torch.export would otherwise have
     # specialized it silently to the example's size).
     for inp, m in spec.items():
@@ -226,6 +235,7 @@ def generate(name):
         "dynamic_shapes": {inp: {str(d): n for d, n in m.items()} for inp, m in spec.items()},
         "range_constraints": {form: range_constraints(torch.export.load(p)) for form, p in paths.items()},
         "calls": meta_calls,
+        "static": {"call": 1, "sizes": meta_calls[1]["sizes"]},
         "notes": " ".join((module.__doc__ or "").split()),
     }
     with open(os.path.join(out_dir, "meta.json"), "w") as f:
