@@ -430,6 +430,37 @@ pub fn inspect(model: &Path) -> Result<ExitCode, String> {
             "none (bare model.json)"
         }
     );
+    // Of a dynamic program: its sizes, and the user inputs' and outputs' dimensions
+    // as expressions over them.
+    let symbolic = |list: &[(String, Vec<tpuc_runtime::symbolic::Dim>)], name: &str| {
+        list.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, dims)| tpuc_runtime::symbolic::describe_dims(dims))
+    };
+    let dims = |name: &str, shape: &[i64], outputs: bool| {
+        m.dynamic
+            .as_ref()
+            .and_then(|d| {
+                let sig = &d.signature;
+                symbolic(if outputs { &sig.outputs } else { &sig.inputs }, name)
+            })
+            .unwrap_or_else(|| format!("{shape:?}"))
+    };
+    if let Some(d) = &m.dynamic {
+        outln!("dynamic sizes (tpuc compile --specialize NAME=SIZE):");
+        for s in &d.signature.symbols {
+            outln!(
+                "  {:<8} {:<10} example {:<6} {}",
+                s.name,
+                s.range(),
+                s.hint.map_or("-".to_string(), |h| h.to_string()),
+                d.describe_symbol(&s.name)
+                    .strip_prefix(&s.name)
+                    .unwrap_or("")
+                    .trim()
+            );
+        }
+    }
     let mut params = 0u64;
     outln!("inputs:");
     for spec in &g.inputs {
@@ -439,10 +470,10 @@ pub fn inspect(model: &Path) -> Result<ExitCode, String> {
             params += n as u64;
         }
         outln!(
-            "  {:<40} {:<10} {:?} {:?}{}",
+            "  {:<40} {:<10} {} {:?}{}",
             spec.name,
             meta.dtype.name(),
-            meta.shape,
+            dims(&spec.name, &meta.shape, false),
             spec.kind,
             spec.target
                 .as_ref()
@@ -453,10 +484,22 @@ pub fn inspect(model: &Path) -> Result<ExitCode, String> {
     outln!("outputs:");
     for o in &g.outputs {
         let meta = &g.tensors[o];
-        outln!("  {:<40} {:<10} {:?}", o, meta.dtype.name(), meta.shape);
+        outln!(
+            "  {:<40} {:<10} {}",
+            o,
+            meta.dtype.name(),
+            dims(o, &meta.shape, true)
+        );
     }
     outln!("parameters and buffers: {params} elements");
-    outln!("ops ({} nodes):", g.nodes.len());
+    match &m.dynamic {
+        Some(d) => outln!(
+            "ops ({} nodes at the example sizes {}):",
+            g.nodes.len(),
+            tpuc_runtime::symbolic::describe_bindings(&d.sizes)
+        ),
+        None => outln!("ops ({} nodes):", g.nodes.len()),
+    }
     for (target, count) in g.op_counts() {
         outln!("  {target:<50} {count}");
     }
