@@ -21,6 +21,7 @@ use clap::Parser;
 
 mod corpus;
 mod decode;
+mod dynamic;
 use tpuc_runtime::compile_options::CompileOptions;
 use tpuc_runtime::manifest::ArgumentKind;
 use tpuc_runtime::pjrt::NamedValue;
@@ -98,6 +99,13 @@ struct Args {
     /// Only the decode-step rows (printed as Markdown).
     #[arg(long)]
     decode_only: bool,
+    /// Alternating rounds of the dynamic-shapes rows (specialized against static
+    /// export; needs --tpuc).
+    #[arg(long, default_value_t = 5)]
+    dynamic_rounds: usize,
+    /// Only the dynamic-shapes rows (printed as Markdown).
+    #[arg(long)]
+    dynamic_only: bool,
 }
 
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
@@ -957,6 +965,18 @@ fn run(args: &Args) -> Result<(), BoxError> {
         );
         return Ok(());
     }
+    if args.dynamic_only {
+        let tpuc = args.tpuc.as_deref().ok_or("--dynamic-only needs --tpuc")?;
+        let plugin = Plugin::load(&tpuc_runtime::discover::find_plugin(
+            args.plugin.as_deref(),
+        )?)?;
+        let client = plugin.create_client(&ClientOptions::cpu(1))?;
+        print!(
+            "{}",
+            dynamic::run(tpuc, &client, &args.work_dir, args.dynamic_rounds, 200)?
+        );
+        return Ok(());
+    }
     let corpus_md = match (&args.tpuc, &args.python) {
         (Some(tpuc), Some(python)) => Some(corpus::run(&corpus::CorpusOptions {
             tpuc,
@@ -1032,6 +1052,15 @@ fn run(args: &Args) -> Result<(), BoxError> {
         started.elapsed(),
     );
     md.push_str(&decode_md);
+    if let Some(tpuc) = &args.tpuc {
+        md.push_str(&dynamic::run(
+            tpuc,
+            &client,
+            &args.work_dir,
+            args.dynamic_rounds,
+            200,
+        )?);
+    }
     print!("{md}");
     if let Some(out) = &args.out {
         std::fs::write(out, &md)?;
