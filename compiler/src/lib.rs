@@ -776,8 +776,13 @@ pub fn compile_to_mlir(
 ) -> Result<(String, Vec<StageTime>), CompileError> {
     let mut watch = Stopwatch::start();
     let mut model = frontend::load(input)?;
-    dynamic::specialize_for_text(&mut model, options, "mlir")?;
     watch.lap("read");
+    if model.dynamic.is_some() && options.specialize.is_empty() {
+        let text = dynamic::polymorphic::emit(&mut model, options)?;
+        watch.lap("polymorphic");
+        return Ok((text, watch.times));
+    }
+    dynamic::specialize_for_text(&mut model, options, "mlir")?;
     let ctx = new_context();
     let module = lower_timed(&ctx, &model, options, &mut watch)?;
     let state = import::state_updates(&model.graph);

@@ -18,6 +18,8 @@
 //! The runtime binds the symbols from a call's input shapes and picks (or asks for)
 //! the specialization; see `tpuc_runtime::session`.
 
+pub mod polymorphic;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -340,7 +342,7 @@ pub(crate) fn specialize_for_text(
             Ok(())
         }
         _ => Err(CompileError::Dynamic(format!(
-            "the program has dynamic sizes ({}); --emit {emit} writes one specialization: name its sizes with one --specialize (for example `--specialize {}`). Shape-polymorphic StableHLO is not emitted yet; an artifact (--emit artifact) runs every size in range",
+            "the program has dynamic sizes ({}); --emit {emit} writes one specialization: name its sizes with one --specialize (for example `--specialize {}`){}",
             dynamic
                 .signature
                 .symbols
@@ -348,7 +350,12 @@ pub(crate) fn specialize_for_text(
                 .map(|s| format!("{} in {}", dynamic.describe_symbol(&s.name), s.range()))
                 .collect::<Vec<_>>()
                 .join(", "),
-            describe_bindings(&dynamic.example_sizes()).replace(' ', "")
+            describe_bindings(&dynamic.example_sizes()).replace(' ', ""),
+            if emit == "mlir" {
+                "; without --specialize it writes shape-polymorphic StableHLO"
+            } else {
+                ""
+            }
         ))),
     }
 }
