@@ -450,24 +450,45 @@ fn result_dims(line: &Line) -> Vec<Value> {
         .collect()
 }
 
-/// The integers of attribute `name` (`name = array<i64: 0, 7>`) of a line.
+/// The integers of attribute `name` of a line (`name = array<i64: 0, 7>`, or
+/// `name = dense<[[0, 0], [4, 0]]> : ...`), in order.
 fn attribute_values(line: &Line, name: &str) -> Option<Vec<Value>> {
-    let at = line
-        .toks
-        .iter()
-        .position(|t| matches!(t, Tok::Text(x) if x.trim_end().ends_with(&format!("{name} = array<i64:")) || x.contains(&format!(" {name} = array<i64:"))))?;
+    let key = format!("{name} = ");
+    let at = line.toks.iter().position(|t| {
+        matches!(t, Tok::Text(x) if x.find(&key).is_some_and(|i| i == 0 || !x.as_bytes()[i - 1].is_ascii_alphanumeric() && x.as_bytes()[i - 1] != b'_'))
+    })?;
     let mut out = Vec::new();
     for (t, v) in line.toks[at + 1..].iter().zip(&line.values[at + 1..]) {
         match (t, v) {
             (Tok::Num(n), None) => out.push(Value::Fixed(*n)),
             (Tok::Num(_), Some(v)) => out.push(v.clone()),
-            (Tok::Text(x), _) if x.starts_with('>') => break,
-            (Tok::Text(x), _) if x.trim() == "," => {}
             (Tok::Text(x), _) if x.contains('>') => break,
             _ => {}
         }
     }
     Some(out)
+}
+
+/// The line index of the `})` that closes the region opened at the end of line `k`.
+fn region_end(lines: &[Line], k: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (j, l) in lines.iter().enumerate().skip(k) {
+        let t = render(l);
+        let t = t.trim();
+        if t.starts_with("})") || t.starts_with('}') {
+            depth -= 1;
+        }
+        if t.ends_with("({") || t.ends_with('{') && !t.starts_with('}') {
+            depth += 1;
+        }
+        if t.starts_with("}, {") {
+            depth += 1;
+        }
+        if depth == 0 {
+            return Some(j);
+        }
+    }
+    None
 }
 
 /// Replaces the op name, appends `extra` operands (with their types) to a
@@ -551,7 +572,8 @@ pub(crate) fn emit(
     }
     let basis = monomials(n, &per_symbol.iter().map(Vec::len).collect::<Vec<_>>());
     let lowering = CompileOptions {
-        opt_level: options.opt_level.min(passes::OptLevel::O1),
+        // -O0: no CSE, so that no two ops merge at some sizes and not at others.
+        opt_level: passes::OptLevel::O0,
         ..options.clone()
     };
     let mut texts = Vec::new();
@@ -678,10 +700,45 @@ pub(crate) fn emit(
     // Rewrite: sizes in types as `?`, shaped ops in their dynamic forms.
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
     let mut in_main = false;
+    let mut extra_functions: Vec<String> = Vec::new();
+    let mut skip_to = 0usize;
     for (k, line) in lines.iter().enumerate() {
+        if k < skip_to {
+            continue;
+        }
         let text = render(line);
         if text.contains("\"func.func\"") {
             in_main = text.contains("sym_name = \"main\"");
+        }
+        if text.contains("= \"stablehlo.reduce_window\"(") && text.trim_end().ends_with("({") {
+            let close = region_end(&lines, k).ok_or_else(|| {
+                CompileError::Internal(format!("no end of the region of `{}`", text.trim()))
+            })?;
+            let sized = lines[close]
+                .toks
+                .iter()
+                .zip(&lines[close].values)
+                .any(|(t, v)| matches!(t, Tok::Num(_)) && v.is_some());
+            if sized {
+                if !in_main {
+                    return Err(refuse(format!(
+                        "`{}` outside @main has a size-dependent window",
+                        text.trim()
+                    )));
+                }
+                let (call, function) = dynamic_reduce_window(
+                    &lines,
+                    k,
+                    close,
+                    extra_functions.len(),
+                    &mut shapes,
+                    &sym_values,
+                )?;
+                out.push(call);
+                extra_functions.push(function);
+                skip_to = close + 1;
+                continue;
+            }
         }
         let varies = line.values.iter().any(Option::is_some);
         if !varies {
@@ -745,6 +802,31 @@ pub(crate) fn emit(
                 }
                 _ => None,
             }
+        } else if op == "stablehlo.constant" && num_varies {
+            // A size as a scalar integer constant (an index bound, a count): its value.
+            let sizes: Vec<&Value> = line
+                .toks
+                .iter()
+                .zip(&line.values)
+                .filter(|(t, v)| matches!(t, Tok::Num(_)) && v.is_some())
+                .filter_map(|(_, v)| v.as_ref())
+                .collect();
+            let ty = text.rsplit(" -> ").next().unwrap_or("").trim().to_string();
+            let (name, _) = text.split_once(" = ").unwrap_or(("", ""));
+            match (sizes.as_slice(), ty.as_str()) {
+                ([Value::Size(p)], "tensor<i64>" | "tensor<i32>") if in_main => {
+                    let v = shapes.poly(p, &sym_values);
+                    Some(format!(
+                        "{name} = \"stablehlo.convert\"({v}) : (tensor<i64>) -> {ty}"
+                    ))
+                }
+                _ => {
+                    return Err(refuse(format!(
+                        "the constant `{}` has a size-dependent value",
+                        split[0][k].trim()
+                    )))
+                }
+            }
         } else if num_varies {
             return Err(refuse(format!(
                 "`{}` has a size in an attribute tpuc does not make dynamic",
@@ -775,12 +857,100 @@ pub(crate) fn emit(
         .map(|l| format!("{indent}{l}"))
         .collect();
     out.splice(main_args_line + 1..main_args_line + 1, shape_lines);
+    // The reducers of dynamic_reduce_window go before the module's closing line.
+    let last = out.len() - 1;
+    out.splice(last..last, extra_functions);
     let text = out.join("\n") + "\n";
     let ctx = crate::new_context();
     let module = melior::ir::Module::parse(&ctx, &text).ok_or_else(|| {
         CompileError::Internal("the shape-polymorphic program does not parse".into())
     })?;
     crate::print_module(&module)
+}
+
+/// A `reduce_window` (lines `open..=close`) whose window depends on the sizes as
+/// `stablehlo.dynamic_reduce_window`, the custom call jax.export writes for it: the
+/// window, strides, dilations and padding as operands, the reducer as a function.
+/// Returns the call's line and the reducer's function.
+fn dynamic_reduce_window(
+    lines: &[Line],
+    open: usize,
+    close: usize,
+    index: usize,
+    shapes: &mut Shapes,
+    sym_values: &[String],
+) -> Result<(String, String), CompileError> {
+    let head = render(&lines[open]);
+    let tail = render(&lines[close]);
+    let bad = || CompileError::Internal(format!("cannot rewrite `{}`", head.trim()));
+    let name_at = head.find("\"stablehlo.reduce_window\"(").ok_or_else(bad)?;
+    let operands_start = name_at + "\"stablehlo.reduce_window\"(".len();
+    let operands_end = operands_start + head[operands_start..].find(')').ok_or_else(bad)?;
+    let operands = &head[operands_start..operands_end];
+    let result = &head[..name_at];
+    let sig = tail.rfind(" : (").ok_or_else(bad)?;
+    let arrow = sig + tail[sig..].find(") -> ").ok_or_else(bad)?;
+    let operand_types = &tail[sig + 4..arrow];
+    let result_types = &tail[arrow + 5..];
+    let window = attribute_values(&lines[close], "window_dimensions").ok_or_else(bad)?;
+    let r = window.len();
+    let ones = || vec![Value::Fixed(1); r];
+    let get =
+        |name: &str, default: Vec<Value>| attribute_values(&lines[close], name).unwrap_or(default);
+    let strides = get("window_strides", ones());
+    let base = get("base_dilations", ones());
+    let dilations = get("window_dilations", ones());
+    let padding = get("padding", vec![Value::Fixed(0); 2 * r]);
+    if [strides.len(), base.len(), dilations.len()] != [r, r, r] || padding.len() != 2 * r {
+        return Err(bad());
+    }
+    let vectors: Vec<String> = [&window, &strides, &base, &dilations]
+        .iter()
+        .map(|v| shapes.vector(v, sym_values))
+        .collect();
+    let flat = shapes.vector(&padding, sym_values);
+    let pad = format!("{flat}_pairs");
+    shapes.lines.push(format!(
+        "{pad} = \"stablehlo.reshape\"({flat}) : (tensor<{}xi64>) -> tensor<{r}x2xi64>",
+        2 * r
+    ));
+    let reducer = format!("tpuc.dynamic_reduce_window.{index}");
+    let vt = format!("tensor<{r}xi64>");
+    let call = format!(
+        "{result}\"stablehlo.custom_call\"({operands}, {}, {pad}) {{call_target_name = \"stablehlo.dynamic_reduce_window\", called_computations = [@\"{reducer}\"]}} : ({operand_types}, {vt}, {vt}, {vt}, {vt}, tensor<{r}x2xi64>) -> {result_types}",
+        vectors.join(", ")
+    );
+    // The reducer: the region's block as a function, `stablehlo.return` as `func.return`.
+    let body: Vec<String> = lines[open + 1..close].iter().map(render).collect();
+    let block = body.first().ok_or_else(bad)?.trim().to_string();
+    let args = block
+        .strip_prefix("^bb0(")
+        .and_then(|b| b.strip_suffix("):"))
+        .ok_or_else(bad)?;
+    let arg_types: Vec<&str> = args
+        .split(", %")
+        .map(|a| a.split_once(": ").map_or("", |x| x.1))
+        .collect();
+    let ret = body.last().ok_or_else(bad)?;
+    let ret_types = ret
+        .rsplit_once(" : (")
+        .and_then(|(_, t)| t.strip_suffix(") -> ()"))
+        .ok_or_else(bad)?;
+    let mut f = format!(
+        "  \"func.func\"() <{{function_type = ({}) -> ({ret_types}), sym_name = \"{reducer}\", sym_visibility = \"private\"}}> ({{\n",
+        arg_types.join(", ")
+    );
+    for (i, l) in body.iter().enumerate() {
+        let l = if i + 1 == body.len() {
+            l.replace("\"stablehlo.return\"", "\"func.return\"")
+        } else {
+            l.clone()
+        };
+        f.push_str(&l);
+        f.push('\n');
+    }
+    f.push_str("  }) : () -> ()");
+    Ok((call, f))
 }
 
 fn describe_points(symbols: &[Symbol], points: &[Vec<i64>]) -> String {
