@@ -18,6 +18,8 @@
 #                nodes and 1 GiB of weights; the runtime's per-call cost vs raw PJRT and
 #                JAX; per-token decode latency vs PyTorch eager and torchax (testdata/decode). jax 0.12, torch, torchax in .deps/bench-venv (created on first use);
 #                writes BENCH.md (about 15 minutes). Not part of make test.
+#   make check-polymorphic   the shape-polymorphic StableHLO of testdata/dynamic refined
+#                and run by jaxlib against PyTorch (bench venv; also run by make coverage)
 
 SHELL := /bin/bash
 REPO := $(abspath .)
@@ -29,7 +31,7 @@ DEMO_MODEL ?= gpt2
 RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
 
-.PHONY: fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -102,6 +104,13 @@ coverage: setup bench-venv
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/release/tpuc-coverage --out COVERAGE.md --command "make coverage"
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/release/tpuc-coverage --target trn2 --out COVERAGE-trn2.md --command "make coverage"
 	$(BENCH_VENV)/bin/python scripts/check_neuron_hlo.py --tpuc target/release/tpuc --report COVERAGE-trn2.md
+	$(MAKE) check-polymorphic
+
+# The shape-polymorphic StableHLO of every testdata/dynamic program, refined for each
+# call's sizes by jaxlib (bench venv), run by its CPU client and compared with PyTorch.
+check-polymorphic: setup bench-venv
+	$(CARGO) build --release -p tpuc-cli --bin tpuc
+	$(BENCH_VENV)/bin/python scripts/check_polymorphic.py --tpuc target/release/tpuc --work target/polymorphic
 
 # Fuzzing: libFuzzer through libfuzzer-sys, with the sanitizer-coverage instrumentation
 # cargo-fuzz would add (stable rustc flags; no nightly, no sanitizer runtime). The

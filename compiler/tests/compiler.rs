@@ -1375,3 +1375,42 @@ fn dynamic_sizes_out_of_range_or_disagreeing_are_refused_by_name() {
     assert!(!out.join("x.tpuc").exists() && !out.join("y.tpuc").exists());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `--emit mlir` of every dynamic program without `--specialize` is shape-polymorphic
+/// StableHLO: `?` where the inputs' dimensions are symbolic, one `get_dimension_size`
+/// per symbol, no static trace of the sizes it was made from, and the same text each
+/// time. (That jaxlib refines and runs it, matching PyTorch at every call, is
+/// `make check-polymorphic`, which needs the bench venv.)
+#[test]
+fn dynamic_programs_have_shape_polymorphic_stablehlo() {
+    for (name, dir) in dynamic_programs() {
+        for form in ["exported", "core"] {
+            let tag = format!("{name}/{form}");
+            let path = dir.join(format!("{form}.pt2"));
+            let model = tpuc_compiler::frontend::load(&path).unwrap();
+            let symbols = model.dynamic.as_ref().unwrap().signature.symbols.len();
+            let (text, _) = tpuc_compiler::compile_to_mlir(&path, &CompileOptions::default())
+                .unwrap_or_else(|e| panic!("{tag}: {e}"));
+            let main = text
+                .lines()
+                .find(|l| l.contains("sym_name = \"main\""))
+                .unwrap();
+            assert!(main.contains("tensor<?x"), "{tag}: {main}");
+            assert_eq!(
+                text.matches("\"stablehlo.get_dimension_size\"").count(),
+                symbols,
+                "{tag}"
+            );
+            for op in ["\"stablehlo.reshape\"", "\"stablehlo.broadcast_in_dim\""] {
+                // What is left of these has static shapes only.
+                for line in text.lines().filter(|l| l.contains(op)) {
+                    let result = line.rsplit(" -> ").next().unwrap();
+                    assert!(!result.contains('?'), "{tag}: {line}");
+                }
+            }
+            let (again, _) =
+                tpuc_compiler::compile_to_mlir(&path, &CompileOptions::default()).unwrap();
+            assert!(text == again, "{tag}: not deterministic");
+        }
+    }
+}

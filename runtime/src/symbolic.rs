@@ -765,10 +765,13 @@ pub fn bind(
             let users: Vec<String> = tensors
                 .iter()
                 .flat_map(|t| {
-                    t.dims.iter().enumerate().filter_map(move |(d, dim)| {
-                        (matches!(dim, Dim::Sym(e) if e.as_symbol() == Some(&sym.name)))
-                            .then(|| format!("`{}` dimension {d}", t.name))
-                    })
+                    t.dims
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, dim)| {
+                            matches!(dim, Dim::Sym(e) if e.as_symbol() == Some(&sym.name))
+                        })
+                        .map(move |(d, _)| format!("`{}` dimension {d}", t.name))
                 })
                 .collect();
             return Err(format!(

@@ -55,13 +55,16 @@ fn opt_level_name(level: passes::OptLevel) -> &'static str {
     }
 }
 
+/// `stablehlo-merge-dots`' record: the graph inputs each argument of `@main` holds.
+type Origins = Vec<Vec<usize>>;
+
 /// One specialization lowered and printed: the program and merge-dots' packing.
 fn lower_one(
     model: &ExportedModel,
     options: &CompileOptions,
     packable: &[usize],
     watch: &mut Stopwatch,
-) -> Result<(String, Option<Vec<Vec<usize>>>), CompileError> {
+) -> Result<(String, Option<Origins>), CompileError> {
     let ctx = crate::new_context();
     let (module, _) = crate::lower_sharded(&ctx, model, options, packable, watch)?;
     let origins = passes::merge_dots::take_arg_origins(&module);

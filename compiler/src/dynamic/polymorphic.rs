@@ -183,9 +183,9 @@ fn monomials(n: usize, values_per_symbol: &[usize]) -> Vec<Vec<usize>> {
     for i in 0..n {
         m.push(vec![i]);
     }
-    for i in 0..n {
+    for (i, &values) in values_per_symbol.iter().enumerate().take(n) {
         for j in i..n {
-            if i != j || values_per_symbol[i] >= 3 {
+            if i != j || values >= 3 {
                 m.push(vec![i, j]);
             }
         }

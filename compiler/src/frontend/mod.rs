@@ -115,10 +115,12 @@ impl Dynamic {
             .inputs
             .iter()
             .flat_map(|(input, dims)| {
-                dims.iter().enumerate().filter_map(move |(d, dim)| {
-                    matches!(dim, tpuc_runtime::symbolic::Dim::Sym(e) if e.as_symbol() == Some(name))
-                        .then(|| format!("dimension {d} of `{input}`"))
-                })
+                dims.iter()
+                    .enumerate()
+                    .filter(|(_, dim)| {
+                        matches!(dim, tpuc_runtime::symbolic::Dim::Sym(e) if e.as_symbol() == Some(name))
+                    })
+                    .map(move |(d, _)| format!("dimension {d} of `{input}`"))
             })
             .collect();
         if uses.is_empty() {
