@@ -901,8 +901,23 @@ pub fn dynamic_signature(bytes: &[u8], file: &str) -> Result<Option<DynamicSigna
         }
         inputs.push((
             spec.name.clone(),
-            dims.into_iter().map(|(d, _)| d).collect(),
+            dims.into_iter().map(|(d, _)| d).collect::<Vec<Dim>>(),
         ));
+    }
+    // torch.export keeps the range of a symbol it then specialized away (an op case
+    // exported with a dynamic dim that became static): only symbols the inputs'
+    // dimensions use are sizes; a program with none is static.
+    let used: std::collections::BTreeSet<String> = inputs
+        .iter()
+        .flat_map(|(_, dims)| dims.iter())
+        .flat_map(|d| match d {
+            Dim::Sym(e) => e.symbols(),
+            Dim::Static(_) => Vec::new(),
+        })
+        .collect();
+    symbols.retain(|s| used.contains(&s.name));
+    if symbols.is_empty() {
+        return Ok(None);
     }
     let mut outputs = Vec::new();
     for (i, spec) in as_array(get(signature, "output_specs", file)?, file)?
