@@ -1352,7 +1352,7 @@ fn dynamic_sizes_out_of_range_or_disagreeing_are_refused_by_name() {
         ..CompileOptions::default()
     });
     assert!(e.contains("not supported for dynamic programs"), "{e}");
-    let e = tpuc_compiler::compile_to_mlir(&bert, &CompileOptions::default())
+    let e = tpuc_compiler::compile_to_aten_mlir(&bert)
         .unwrap_err()
         .to_string();
     for want in [
@@ -1413,4 +1413,81 @@ fn dynamic_programs_have_shape_polymorphic_stablehlo() {
             assert!(text == again, "{tag}: not deterministic");
         }
     }
+}
+
+/// The runtime assertions torch.export leaves in a dynamic program (`_assert_scalar` on
+/// a symbolic condition, `sym_constrain_range_for_size`) are checked for each
+/// specialization: sizes that satisfy them compile, sizes that do not are an error
+/// naming the node, the condition and the sizes. (The programs of testdata/dynamic
+/// have none, so they are added to BERT's Core ATen form here.)
+#[test]
+fn runtime_assertions_of_dynamic_programs_are_checked_per_size() {
+    let out = temp_dir("dynamic-assertions");
+    let src = repo().join("testdata/dynamic/bert/core.pt2");
+    let dst = out.join("asserting.pt2");
+    rewrite_archive(&src, &dst, |name, bytes| {
+        Some(if name.ends_with("models/model.json") {
+            edit_json(bytes, |v| {
+                let graph = &mut v["graph_module"]["graph"];
+                graph["sym_bool_values"]["ge_seq"] = serde_json::json!({"as_expr": {
+                    "expr_str": "GreaterThan(Symbol('s53', positive=True, integer=True), Integer(4))",
+                    "hint": {"as_bool": true}}});
+                let size = graph["sym_int_values"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .find(|(_, e)| {
+                        e["as_expr"]["expr_str"]
+                            .as_str()
+                            .unwrap()
+                            .starts_with("Symbol('s43'")
+                    })
+                    .map(|(n, _)| n.clone())
+                    .unwrap();
+                let nodes = graph["nodes"].as_array_mut().unwrap();
+                nodes.push(serde_json::json!({
+                    "target": "torch.ops.aten._assert_scalar.default",
+                    "inputs": [
+                        {"name": "self", "arg": {"as_sym_bool": {"as_name": "ge_seq"}}, "kind": 1},
+                        {"name": "assert_msg", "arg": {"as_string": "seq >= 4"}, "kind": 1}],
+                    "outputs": [{"as_none": true}],
+                    "name": "_assert_scalar_seq",
+                    "metadata": {}}));
+                nodes.push(serde_json::json!({
+                    "target": "torch.ops.aten.sym_constrain_range_for_size.default",
+                    "inputs": [
+                        {"name": "size", "arg": {"as_sym_int": {"as_name": size}}, "kind": 1},
+                        {"name": "min", "arg": {"as_int": 1}, "kind": 2},
+                        {"name": "max", "arg": {"as_int": 3}, "kind": 2}],
+                    "outputs": [{"as_none": true}],
+                    "name": "constrain_batch",
+                    "metadata": {}}));
+            })
+        } else {
+            bytes
+        })
+    });
+    let bindings = |s: &str| tpuc_runtime::symbolic::parse_bindings(s).unwrap();
+    let compile = |sizes: &str| {
+        tpuc_compiler::compile(
+            &dst,
+            &out.join("a.tpuc"),
+            &CompileOptions {
+                specialize: vec![bindings(sizes)],
+                ..CompileOptions::default()
+            },
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    compile("s43=3,s53=4").unwrap();
+    let e = compile("s43=2,s53=3").unwrap_err();
+    for want in ["node `_assert_scalar_seq`", "`seq >= 4`", "s43=2, s53=3"] {
+        assert!(e.contains(want), "{e}");
+    }
+    let e = compile("s43=4,s53=8").unwrap_err();
+    for want in ["node `constrain_batch`", "size 4 within 1..=3"] {
+        assert!(e.contains(want), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -240,6 +240,10 @@ impl<'a> Parser<'a> {
             "false" | "False" => return Ok(Expr::Bool(false)),
             _ => {}
         }
+        // A bare name (`s0`, as sympy's str() writes a symbol) is that symbol.
+        if self.peek() != Some(&Token::Open) {
+            return Ok(Expr::Sym(name.to_string()));
+        }
         let params = self.params()?;
         let text = self.text;
         let mut exprs = Vec::new();
@@ -846,6 +850,7 @@ mod tests {
             .0
             .contains("Rational"));
         assert!(Expr::parse("Symbol('s0'").is_err());
+        assert_eq!(Expr::parse("s0").unwrap(), Expr::Sym("s0".into()));
         let e = Expr::parse("FloorDiv(Symbol('s0'), Integer(0))").unwrap();
         assert!(e.eval(&b(&[("s0", 1)])).unwrap_err().0.contains("zero"));
         assert!(Expr::parse("Symbol('x')")

@@ -844,18 +844,12 @@ pub fn dynamic_signature(bytes: &[u8], file: &str) -> Result<Option<DynamicSigna
     let signature = get(gm, "signature", file)?;
     let mut symbols = Vec::new();
     for (name, r) in constraints {
-        let ctx = format!("range_constraints `{name}`");
         let bound = |key: &str| -> Option<i64> {
             // Unbounded is written as null, or as a number near the 64-bit limit.
             r.get(key)
                 .and_then(Value::as_i64)
                 .filter(|v| v.abs() < (1i64 << 62))
         };
-        if name.starts_with('u') {
-            return Err(FrontendError::Dynamic(format!(
-                "{ctx}: `{name}` is a data-dependent size (from `.item()`, `nonzero` or the like); tpuc compiles sizes that the inputs' shapes determine"
-            )));
-        }
         symbols.push(Symbol {
             name: name.to_string(),
             min: bound("min_val").unwrap_or(0),
@@ -918,6 +912,11 @@ pub fn dynamic_signature(bytes: &[u8], file: &str) -> Result<Option<DynamicSigna
     symbols.retain(|s| used.contains(&s.name));
     if symbols.is_empty() {
         return Ok(None);
+    }
+    if let Some(free) = used.iter().find(|u| !symbols.iter().any(|s| &s.name == *u)) {
+        return Err(FrontendError::Dynamic(format!(
+            "the size `{free}` of an input has no entry in range_constraints (a damaged or hand-edited model.json?)"
+        )));
     }
     let mut outputs = Vec::new();
     for (i, spec) in as_array(get(signature, "output_specs", file)?, file)?
