@@ -125,12 +125,26 @@ fn f16_bits(n: u32) -> u16 {
     (((e + 15) << 10) | mantissa) as u16
 }
 
-/// Inputs of the manifest's dtypes and shapes, zeros or iota.
+/// Inputs of the manifest's dtypes and shapes, zeros or iota; a dynamic artifact's at
+/// the sizes of its first specialization (the example inputs').
 fn generated_inputs(session: &Session, zeros: bool) -> Result<Vec<HostTensor>, String> {
+    let dynamic = session.manifest().dynamic.as_ref();
     session
         .inputs()
         .iter()
-        .map(|arg| {
+        .enumerate()
+        .map(|(j, arg)| {
+            let mut arg = (*arg).clone();
+            if let (Some(d), Some(first)) =
+                (dynamic, dynamic.and_then(|d| d.specializations.first()))
+            {
+                if let Some(dims) = d.inputs.get(j) {
+                    arg.shape = dims
+                        .iter()
+                        .map(|dim| dim.eval(&first.sizes).unwrap_or(-1))
+                        .collect();
+                }
+            }
             if arg.shape.iter().any(|&d| d < 0) {
                 return Err(format!(
                     "input `{}` has a dynamic shape {:?}: pass the inputs with --input",
