@@ -673,21 +673,31 @@ pub fn parse_specialized(bytes: &[u8], file: &str, bindings: &Bindings) -> Resul
     parse_program(bytes, file, Some(bindings))
 }
 
-fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Result<Graph> {
-    let invalid = |e: serde_json::Error| FrontendError::InvalidJson {
+/// An InvalidJson error of `file`.
+fn invalid_json(file: &str) -> impl Fn(serde_json::Error) -> FrontendError + Copy + '_ {
+    move |e| FrontendError::InvalidJson {
         file: file.to_string(),
         message: e.to_string(),
-    };
-    // The node list and the tensor table are most of the file: each of their items is
-    // built when it is read, and dropped after (see `tree::parse_with_lazy_items`).
-    let root = tree::parse_with_lazy_items(
+    }
+}
+
+/// The JSON tree of `model.json`. The node list and the tensor table are most of the
+/// file: each of their items is built when it is read, and dropped after (see
+/// `tree::parse_with_lazy_items`).
+fn read_root<'a>(bytes: &'a [u8], file: &str) -> Result<Value<'a>> {
+    tree::parse_with_lazy_items(
         bytes,
         &[
             &["graph_module", "graph", "nodes"],
             &["graph_module", "graph", "tensor_values"],
         ],
     )
-    .map_err(invalid)?;
+    .map_err(invalid_json(file))
+}
+
+fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Result<Graph> {
+    let invalid = invalid_json(file);
+    let root = read_root(bytes, file)?;
     let version = root.get("schema_version").ok_or_else(|| {
         malformed(format!(
             "`{file}` has no schema_version: not an ExportedProgram"
@@ -823,18 +833,13 @@ fn read_dim(v: &Value, ctx: &str) -> Result<(Dim, Option<i64>)> {
 /// The dynamic signature of `model.json`, or `None` for a static program (no
 /// `range_constraints`). Weights must have static shapes.
 pub fn dynamic_signature(bytes: &[u8], file: &str) -> Result<Option<DynamicSignature>> {
-    let invalid = |e: serde_json::Error| FrontendError::InvalidJson {
-        file: file.to_string(),
-        message: e.to_string(),
-    };
-    let root = tree::parse_with_lazy_items(
-        bytes,
-        &[
-            &["graph_module", "graph", "nodes"],
-            &["graph_module", "graph", "tensor_values"],
-        ],
-    )
-    .map_err(invalid)?;
+    // A static program writes no size expression: skip the tree (a pass over the whole
+    // file) on the common path.
+    if memchr::memmem::find(bytes, b"\"as_expr\"").is_none() {
+        return Ok(None);
+    }
+    let invalid = invalid_json(file);
+    let root = read_root(bytes, file)?;
     let constraints = match root.get("range_constraints").and_then(Value::as_object) {
         Some(c) if !c.is_empty() => c,
         _ => return Ok(None),
