@@ -201,8 +201,9 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
     }
     let options = CompileOptions {
         target,
-        neuron: tpuc_compiler::neuron::NeuronOptions {
-            auto_cast: tpuc_compiler::neuron::AutoCast::parse(&args.auto_cast).unwrap_or_default(),
+        neuron: tpuc_compiler::targets::neuron::NeuronOptions {
+            auto_cast: tpuc_compiler::targets::neuron::AutoCast::parse(&args.auto_cast)
+                .unwrap_or_default(),
             narrow_int64: !args.keep_int64,
         },
         missing_weights: if args.weights_as_inputs {

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use tpuc_cli::coverage;
-use tpuc_compiler::neuron::{AutoCast, Chip, NeuronOptions};
+use tpuc_compiler::targets::neuron::{AutoCast, Chip, NeuronOptions};
 use tpuc_compiler::{CompileOptions, Target};
 use tpuc_runtime::{Client, ClientOptions, Plugin};
 

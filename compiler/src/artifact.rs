@@ -498,12 +498,12 @@ pub fn write(
                 let mut section = files.program;
                 for (name, bytes, slot) in [
                     (
-                        crate::neuron::HLO_FILE,
+                        crate::targets::neuron::HLO_FILE,
                         files.hlo.as_slice(),
                         &mut section.hlo,
                     ),
                     (
-                        crate::neuron::HLO_TEXT_FILE,
+                        crate::targets::neuron::HLO_TEXT_FILE,
                         files.text.as_bytes(),
                         &mut section.hlo_text,
                     ),

@@ -944,7 +944,7 @@ fn program_printer_matches_mlir_on_the_corpus() {
                 ..Default::default()
             };
             let module = tpuc_compiler::lower_to_stablehlo_with(&ctx, &model, &options).unwrap();
-            let ours = tpuc_compiler::printer::print(&module)
+            let ours = tpuc_compiler::printer::generic::print(&module)
                 .unwrap_or_else(|| panic!("{}: not printed by tpuc's printer", dir.display()));
             let mlir = tpuc_compiler::print_module(&module).unwrap();
             assert!(ours == mlir, "{} at {level:?}: texts differ", dir.display());

@@ -26,20 +26,15 @@ use std::sync::Arc;
 use tpuc_runtime::manifest::{Checksum, DynamicShapes, FileRef, Manifest, Specialization};
 use tpuc_runtime::symbolic::{describe_bindings, Bindings, Dim};
 
+use crate::driver::{lower_program, Emit, Stopwatch};
 use crate::frontend::{self, ExportedModel};
-use crate::{passes, CompileError, CompileOptions, CompileReport, Stopwatch};
+use crate::pipeline::ProgramFacts;
+use crate::{passes, CompileError, CompileOptions, CompileReport};
 
 /// The exported program inside a dynamic artifact.
 pub const SOURCE_PROGRAM_FILE: &str = "program.json";
 /// The folder of the specializations compiled ahead of time, after the first.
 pub const SPECIALIZATIONS_DIR: &str = "specializations";
-
-fn refuse(what: &str) -> CompileError {
-    CompileError::Dynamic(format!(
-        "the program has dynamic sizes, and {what} is not supported for dynamic programs yet; \
-         export with static shapes (no dynamic_shapes) for it"
-    ))
-}
 
 /// The file of the specialization for `sizes`, relative to the artifact.
 pub fn specialization_file(sizes: &Bindings) -> String {
@@ -66,12 +61,13 @@ fn lower_one(
     watch: &mut Stopwatch,
 ) -> Result<(String, Option<Origins>), CompileError> {
     let ctx = crate::new_context();
-    let (module, _) = crate::lower_sharded(&ctx, model, options, packable, watch)?;
-    let origins = passes::merge_dots::take_arg_origins(&module);
-    let state = crate::import::state_updates(&model.graph);
-    crate::mark_state_aliases(&module, &model.graph, &state, origins.as_deref())?;
-    let text = crate::print_program(&module)?;
-    Ok((text, origins))
+    let facts = ProgramFacts {
+        packable: packable.to_vec(),
+        ..ProgramFacts::of(model, options, Emit::Artifact)?
+    };
+    let lowered = lower_program(&ctx, model, options, &facts, watch)?;
+    let text = crate::print_program(&lowered.module)?;
+    Ok((text, lowered.records.origins))
 }
 
 /// [`crate::compile`] of a dynamic program: the specializations for the example sizes
@@ -82,17 +78,8 @@ pub(crate) fn compile(
     options: &CompileOptions,
     mut watch: Stopwatch,
 ) -> Result<CompileReport, CompileError> {
-    if options.target.neuron_chip().is_some() {
-        return Err(refuse("a Neuron target"));
-    }
-    if options.sharding.is_some() {
-        return Err(refuse("partitioning (--mesh/--shard)"));
-    }
-    if options.finish.is_some() {
-        return Err(refuse(
-            "a TPU executable compiled ahead of time (--topology)",
-        ));
-    }
+    // The driver checked the request (crate::targets::check_request): no target,
+    // partitioning or device executables that dynamic programs do not support.
     let dynamic = model.dynamic.as_ref().expect("a dynamic program");
     let signature = dynamic.signature.clone();
     let json = dynamic.json.clone();
@@ -104,7 +91,7 @@ pub(crate) fn compile(
         }
     }
     options.report(crate::Progress::Lowering);
-    let packable = crate::packable_weights(&model, options);
+    let packable = crate::driver::packable_weights(&model, options);
     let mut programs: Vec<(Bindings, String)> = Vec::new();
     let mut first_origins = None;
     for (k, sizes) in all_sizes.iter().enumerate() {

@@ -26,8 +26,10 @@ use std::fmt::Write as _;
 use tpuc_runtime::symbolic::Expr;
 use tpuc_runtime::symbolic::{Bindings, Dim, Symbol};
 
+use crate::driver::{lower_program, Emit, Stopwatch};
 use crate::frontend::ExportedModel;
-use crate::{passes, CompileError, CompileOptions, Stopwatch};
+use crate::pipeline::ProgramFacts;
+use crate::{passes, CompileError, CompileOptions};
 
 fn refuse(message: String) -> CompileError {
     CompileError::Dynamic(format!("shape-polymorphic StableHLO: {message}"))
@@ -585,11 +587,9 @@ pub(crate) fn emit(
             .collect();
         model.specialize(&sizes)?;
         let ctx = crate::new_context();
-        let (module, _) =
-            crate::lower_sharded(&ctx, model, &lowering, &[], &mut Stopwatch::start())?;
-        let state = crate::import::state_updates(&model.graph);
-        crate::mark_state_aliases(&module, &model.graph, &state, None)?;
-        texts.push(crate::print_program(&module)?);
+        let facts = ProgramFacts::of(model, &lowering, Emit::Text)?;
+        let lowered = lower_program(&ctx, model, &lowering, &facts, &mut Stopwatch::start())?;
+        texts.push(crate::print_program(&lowered.module)?);
     }
     let example = model.dynamic.as_ref().unwrap().example_sizes();
     model.specialize(&example)?;

@@ -56,13 +56,18 @@ impl MatmulPrecision {
 
 pub struct SetMatmulPrecision(pub MatmulPrecision);
 
+/// The pass that sets `precision` (`matmul-precision-high`...).
+pub fn name(precision: MatmulPrecision) -> &'static str {
+    match precision {
+        MatmulPrecision::Default => "matmul-precision-default",
+        MatmulPrecision::High => "matmul-precision-high",
+        MatmulPrecision::Highest => "matmul-precision-highest",
+    }
+}
+
 impl Pass for SetMatmulPrecision {
     fn name(&self) -> &'static str {
-        match self.0 {
-            MatmulPrecision::Default => "matmul-precision-default",
-            MatmulPrecision::High => "matmul-precision-high",
-            MatmulPrecision::Highest => "matmul-precision-highest",
-        }
+        name(self.0)
     }
     fn description(&self) -> &'static str {
         match self.0 {

@@ -40,7 +40,12 @@ use tpuc_dialects::TensorType;
 use super::{ir, Pass};
 use crate::CompileError;
 
-pub struct MergeDots;
+/// `stablehlo-merge-dots`, or `stablehlo-merge-dots{packable=0,1,2}`: the option marks
+/// those `@main` arguments packable first (what `tpuc compile` does for artifacts).
+#[derive(Default)]
+pub struct MergeDots {
+    pub packable: Option<Vec<usize>>,
+}
 
 pub const NAME: &str = "stablehlo-merge-dots";
 /// The function attribute naming the arguments the pass may pack.
@@ -56,6 +61,9 @@ impl Pass for MergeDots {
         "dots of one input by weights of their own as one dot over the weights packed (arguments listed in tpuc.packable)"
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
+        if let Some(packable) = &self.packable {
+            mark_packable(&module, packable)?;
+        }
         for (_, block) in ir::named_function_blocks(&module) {
             let Some(block) = block else { continue };
             let func = ir::block_parent(block);
@@ -310,6 +318,16 @@ pub fn take_arg_origins(module: &Module<'_>) -> Option<Vec<Vec<usize>>> {
     ir::remove_attribute(func, PACKABLE);
     let origins = ir::attribute(func, ARG_ORIGINS)?;
     ir::remove_attribute(func, ARG_ORIGINS);
+    ir::i64_array_list(origins).map(|list| {
+        list.into_iter()
+            .map(|o| o.into_iter().map(|i| i as usize).collect())
+            .collect()
+    })
+}
+
+/// The pass's record on `@main`, left in place (see [`take_arg_origins`]).
+pub fn arg_origins(module: &Module<'_>) -> Option<Vec<Vec<usize>>> {
+    let origins = ir::attribute(main_function(module)?, ARG_ORIGINS)?;
     ir::i64_array_list(origins).map(|list| {
         list.into_iter()
             .map(|o| o.into_iter().map(|i| i as usize).collect())

@@ -1,9 +1,13 @@
 //! Passes over MLIR modules, registered by name and composed into pipelines.
 //!
 //! A pass takes a module and returns the module to continue with (rewriting passes
-//! rebuild functions, see `lower_aten_to_stablehlo`). `tpuc opt --pass-pipeline=a,b`
-//! runs any sequence of them; [`pipeline_for`] gives what `tpuc compile -O<n>` runs
-//! (`--print-ir-after`/`--timing` show it).
+//! rebuild functions, see `lower_aten_to_stablehlo`). Passes that need data take it as
+//! options in the pipeline string (`stablehlo-merge-dots{packable=0,1}`), made by
+//! [`create`] from a [`PassSpec`]. `tpuc opt --pass-pipeline=a,b` runs any sequence of
+//! them; [`crate::pipeline::for_compile`] builds what `tpuc compile` runs
+//! (`--print-pipeline` prints it; `--print-ir-after`/`--timing` show it run). The
+//! target-specific passes live in their target's module (`crate::targets::neuron`) and
+//! are registered here with the rest.
 
 pub mod composites;
 pub mod cse;
@@ -14,14 +18,14 @@ pub mod fold_transpose;
 pub mod gather_to_slice;
 pub(crate) mod ir;
 pub mod lower_aten_to_stablehlo;
+pub mod mark_state_aliases;
 pub mod matmul_precision;
 pub mod merge_dots;
-pub mod neuron_auto_cast;
-pub mod neuron_check;
-pub mod neuron_legalize;
 pub mod outline_aten_composites;
 pub mod propagate_sharding;
+pub mod seed_sharding;
 pub mod simplify;
+pub mod take_records;
 pub mod verify_stablehlo;
 
 use melior::ir::Module;
@@ -29,6 +33,7 @@ use melior::Context;
 
 pub use matmul_precision::MatmulPrecision;
 
+use crate::pipeline::PassSpec;
 use crate::CompileError;
 
 /// A named transformation of a module.
@@ -86,126 +91,185 @@ impl Pass for LowerAtenToStablehlo {
     }
 }
 
-/// Every registered pass.
-pub fn registry() -> Vec<Box<dyn Pass>> {
+/// What the driver lends the passes it creates: user lowerings for
+/// `lower-aten-to-stablehlo` and where `tpuc-take-records` puts what it takes.
+#[derive(Clone, Default)]
+pub struct PassEnv {
+    pub custom_lowerings: Vec<lower_aten_to_stablehlo::CustomLowering>,
+    pub records: Option<std::sync::Arc<std::sync::Mutex<take_records::Records>>>,
+}
+
+/// Makes a pass from its options.
+type Constructor = fn(&PassSpec, &PassEnv) -> Result<Box<dyn Pass>, CompileError>;
+
+/// A pass without options.
+fn plain(spec: &PassSpec, pass: impl Pass + 'static) -> Result<Box<dyn Pass>, CompileError> {
+    spec.expect_options(&[])?;
+    Ok(Box::new(pass))
+}
+
+/// Every registered pass: its name and how to make it. Target passes come from their
+/// target's module.
+fn entries() -> Vec<(&'static str, Constructor)> {
+    use crate::targets::neuron;
     vec![
-        Box::new(outline_aten_composites::OutlineAtenComposites),
-        Box::new(LowerAtenToStablehlo::default()),
-        Box::new(matmul_precision::SetMatmulPrecision(
-            MatmulPrecision::Default,
-        )),
-        Box::new(matmul_precision::SetMatmulPrecision(MatmulPrecision::High)),
-        Box::new(matmul_precision::SetMatmulPrecision(
-            MatmulPrecision::Highest,
-        )),
-        Box::new(fold_constants::FoldConstants),
-        Box::new(simplify::StablehloSimplify),
-        Box::new(gather_to_slice::GatherToSlice),
-        Box::new(fold_transpose::FoldTranspose),
-        Box::new(composites::OutlineComposites),
-        Box::new(fold_batch_reshape::FoldBatchReshape),
-        Box::new(merge_dots::MergeDots),
-        Box::new(dce::StablehloDce),
-        Box::new(cse::StablehloCse),
-        Box::new(propagate_sharding::PropagateSharding),
-        Box::new(neuron_legalize::NeuronLegalize { narrow_int64: true }),
-        Box::new(neuron_legalize::NeuronLegalize {
-            narrow_int64: false,
+        ("aten-outline-composites", |s, _| {
+            plain(s, outline_aten_composites::OutlineAtenComposites)
         }),
-        Box::new(neuron_auto_cast::NeuronAutoCast(tpuc_runtime::DType::Bf16)),
-        Box::new(neuron_auto_cast::NeuronAutoCast(tpuc_runtime::DType::F16)),
-        Box::new(neuron_check::NeuronCheck),
-        Box::new(verify_stablehlo::VerifyStablehlo),
+        ("lower-aten-to-stablehlo", |s, env| {
+            s.expect_options(&[])?;
+            Ok(Box::new(LowerAtenToStablehlo {
+                custom: env.custom_lowerings.clone(),
+            }))
+        }),
+        ("matmul-precision-default", |s, _| {
+            plain(
+                s,
+                matmul_precision::SetMatmulPrecision(MatmulPrecision::Default),
+            )
+        }),
+        ("matmul-precision-high", |s, _| {
+            plain(
+                s,
+                matmul_precision::SetMatmulPrecision(MatmulPrecision::High),
+            )
+        }),
+        ("matmul-precision-highest", |s, _| {
+            plain(
+                s,
+                matmul_precision::SetMatmulPrecision(MatmulPrecision::Highest),
+            )
+        }),
+        ("stablehlo-fold-constants", |s, _| {
+            plain(s, fold_constants::FoldConstants)
+        }),
+        ("stablehlo-simplify", |s, _| {
+            plain(s, simplify::StablehloSimplify)
+        }),
+        ("stablehlo-gather-to-slice", |s, _| {
+            plain(s, gather_to_slice::GatherToSlice)
+        }),
+        ("stablehlo-fold-transpose", |s, _| {
+            plain(s, fold_transpose::FoldTranspose)
+        }),
+        ("stablehlo-outline-composites", |s, _| {
+            plain(s, composites::OutlineComposites)
+        }),
+        ("stablehlo-fold-batch-reshape", |s, _| {
+            plain(s, fold_batch_reshape::FoldBatchReshape)
+        }),
+        (merge_dots::NAME, |s, _| {
+            s.expect_options(&["packable"])?;
+            let packable = s
+                .option("packable")
+                .map(|v| crate::pipeline::parse_indices(merge_dots::NAME, "packable", v))
+                .transpose()?;
+            Ok(Box::new(merge_dots::MergeDots { packable }))
+        }),
+        ("stablehlo-dce", |s, _| plain(s, dce::StablehloDce)),
+        ("stablehlo-cse", |s, _| plain(s, cse::StablehloCse)),
+        (seed_sharding::NAME, |s, _| {
+            // Checked when run, against @main's arguments.
+            Ok(Box::new(seed_sharding::SeedSharding(
+                (!s.options.is_empty()).then(|| s.clone()),
+            )))
+        }),
+        (propagate_sharding::NAME, |s, _| {
+            plain(s, propagate_sharding::PropagateSharding)
+        }),
+        (neuron::legalize::NAME, |s, _| {
+            plain(s, neuron::legalize::NeuronLegalize { narrow_int64: true })
+        }),
+        (neuron::legalize::NAME_KEEP_INT64, |s, _| {
+            plain(
+                s,
+                neuron::legalize::NeuronLegalize {
+                    narrow_int64: false,
+                },
+            )
+        }),
+        ("neuron-auto-cast-bf16", |s, _| {
+            plain(
+                s,
+                neuron::auto_cast::NeuronAutoCast(tpuc_runtime::DType::Bf16),
+            )
+        }),
+        ("neuron-auto-cast-fp16", |s, _| {
+            plain(
+                s,
+                neuron::auto_cast::NeuronAutoCast(tpuc_runtime::DType::F16),
+            )
+        }),
+        (neuron::check::NAME, |s, _| {
+            s.expect_options(&["chip"])?;
+            let chip = match s.option("chip") {
+                None => None,
+                Some(c) => {
+                    Some(
+                        neuron::Chip::parse(c).ok_or_else(|| CompileError::PassOption {
+                            pass: neuron::check::NAME.into(),
+                            message: format!("unknown chip `{c}` (known: trn1, trn2, trn3, inf2)"),
+                        })?,
+                    )
+                }
+            };
+            Ok(Box::new(neuron::check::NeuronCheck { chip }))
+        }),
+        ("verify-stablehlo", |s, _| {
+            plain(s, verify_stablehlo::VerifyStablehlo)
+        }),
+        (mark_state_aliases::NAME, |s, _| {
+            Ok(Box::new(mark_state_aliases::MarkStateAliases::from_spec(
+                s,
+            )?))
+        }),
+        (take_records::NAME, |s, env| {
+            s.expect_options(&[])?;
+            Ok(Box::new(take_records::TakeRecords {
+                sink: env.records.clone(),
+            }))
+        }),
     ]
 }
 
-/// The pipeline of `level`, with f32 matmuls at `precision` (a choice of numerics, so
-/// at every level) and `custom` lowerings added to `lower-aten-to-stablehlo`.
-pub fn pipeline_for(
-    level: OptLevel,
-    precision: MatmulPrecision,
-    custom: &[lower_aten_to_stablehlo::CustomLowering],
-) -> Vec<Box<dyn Pass>> {
-    pipeline_for_target(level, precision, custom, None)
+/// Every registered pass, made without options (`tpuc opt --list-passes`).
+pub fn registry() -> Vec<Box<dyn Pass>> {
+    let env = PassEnv::default();
+    entries()
+        .into_iter()
+        .filter_map(|(name, make)| make(&PassSpec::new(name), &env).ok())
+        .collect()
 }
 
-/// [`pipeline_for`] for a target: with `neuron`, composites are never outlined (Neuron
-/// takes plain HLO) and the Neuron passes run last, before verification: legalization,
-/// `--auto-cast`, then the check of every op.
-pub fn pipeline_for_target(
-    level: OptLevel,
-    precision: MatmulPrecision,
-    custom: &[lower_aten_to_stablehlo::CustomLowering],
-    neuron: Option<&crate::neuron::NeuronOptions>,
-) -> Vec<Box<dyn Pass>> {
-    let composites = neuron.is_none();
-    let mut passes: Vec<Box<dyn Pass>> = Vec::new();
-    if level >= OptLevel::O2 && composites {
-        passes.push(Box::new(outline_aten_composites::OutlineAtenComposites));
-    }
-    passes.push(Box::new(LowerAtenToStablehlo {
-        custom: custom.to_vec(),
-    }));
-    if precision != MatmulPrecision::Highest {
-        passes.push(Box::new(matmul_precision::SetMatmulPrecision(precision)));
-    }
-    if level >= OptLevel::O2 {
-        passes.push(Box::new(fold_constants::FoldConstants));
-        passes.push(Box::new(simplify::StablehloSimplify));
-        passes.push(Box::new(gather_to_slice::GatherToSlice));
-        passes.push(Box::new(fold_transpose::FoldTranspose));
-    }
-    if level >= OptLevel::O1 {
-        passes.push(Box::new(dce::StablehloDce));
-        passes.push(Box::new(cse::StablehloCse));
-    }
-    if level >= OptLevel::O2 {
-        // On the cleaned-up program, so that patterns see one op per computation; the
-        // constants the composites copied are then dead.
-        if composites {
-            passes.push(Box::new(composites::OutlineComposites));
-        }
-        passes.push(Box::new(fold_batch_reshape::FoldBatchReshape));
-        // Packs only the weights the caller marked (`compile` does, for artifacts).
-        passes.push(Box::new(merge_dots::MergeDots));
-        passes.push(Box::new(dce::StablehloDce));
-    }
-    if let Some(n) = neuron {
-        passes.push(Box::new(neuron_legalize::NeuronLegalize {
-            narrow_int64: n.narrow_int64,
-        }));
-        match n.auto_cast {
-            crate::neuron::AutoCast::None => {}
-            crate::neuron::AutoCast::Bf16 => passes.push(Box::new(
-                neuron_auto_cast::NeuronAutoCast(tpuc_runtime::DType::Bf16),
-            )),
-            crate::neuron::AutoCast::Fp16 => passes.push(Box::new(
-                neuron_auto_cast::NeuronAutoCast(tpuc_runtime::DType::F16),
-            )),
-        }
-        passes.push(Box::new(neuron_check::NeuronCheck));
-    }
-    passes.push(Box::new(verify_stablehlo::VerifyStablehlo));
-    passes
+/// The names of every registered pass.
+pub fn names() -> Vec<&'static str> {
+    entries().into_iter().map(|(name, _)| name).collect()
 }
 
-/// Parses `a,b,c` into passes; unknown names are an error listing the known ones.
+/// The pass `spec` names, with its options.
+pub fn create(spec: &PassSpec, env: &PassEnv) -> Result<Box<dyn Pass>, CompileError> {
+    let (_, make) = entries()
+        .into_iter()
+        .find(|(name, _)| *name == spec.name)
+        .ok_or_else(|| CompileError::UnknownPass {
+            name: spec.name.clone(),
+            known: names().into_iter().map(String::from).collect(),
+        })?;
+    make(spec, env)
+}
+
+/// The passes of `pipeline`, made with `env`.
+pub fn instantiate(
+    pipeline: &[PassSpec],
+    env: &PassEnv,
+) -> Result<Vec<Box<dyn Pass>>, CompileError> {
+    pipeline.iter().map(|spec| create(spec, env)).collect()
+}
+
+/// Parses a pipeline string (`a,b{key=value},c`) into passes; unknown names are an
+/// error listing the known ones.
 pub fn parse_pipeline(text: &str) -> Result<Vec<Box<dyn Pass>>, CompileError> {
-    let mut out = Vec::new();
-    for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let name = name
-            .trim_start_matches("builtin.module(")
-            .trim_end_matches(')');
-        let pass = registry()
-            .into_iter()
-            .find(|p| p.name() == name)
-            .ok_or_else(|| CompileError::UnknownPass {
-                name: name.to_string(),
-                known: registry().iter().map(|p| p.name().to_string()).collect(),
-            })?;
-        out.push(pass);
-    }
-    Ok(out)
+    instantiate(&crate::pipeline::parse(text)?, &PassEnv::default())
 }
 
 /// Runs `pipeline` on `module`.

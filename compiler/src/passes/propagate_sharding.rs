@@ -4,7 +4,8 @@
 //! Input: the module attribute `tpuc.mesh = "dp=2,tp=2"` (without it the pass does
 //! nothing), optionally `tpuc.sharding_format = "shardy" | "gspmd"` (Shardy by default),
 //! and `tpuc.sharding = "[dp, -]"` on the arguments that have one (the others are
-//! replicated). `tpuc compile --mesh ... --shard ...` writes these seeds.
+//! replicated). `tpuc-seed-sharding` writes these seeds for `tpuc compile --mesh ... --shard ...`;
+//! `tpuc-take-records` takes the decisions off for the manifest.
 //!
 //! Propagation runs forward over `@main`'s operations, in order, giving each result a
 //! sharding from its operands':
@@ -61,11 +62,13 @@ use super::ir;
 use crate::import::quote;
 use crate::CompileError;
 
+pub const NAME: &str = "stablehlo-propagate-sharding";
+
 pub struct PropagateSharding;
 
 impl super::Pass for PropagateSharding {
     fn name(&self) -> &'static str {
-        "stablehlo-propagate-sharding"
+        NAME
     }
     fn description(&self) -> &'static str {
         "carry @main's argument shardings (module tpuc.mesh) to its results; write them as Shardy or GSPMD"

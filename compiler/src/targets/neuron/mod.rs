@@ -3,13 +3,22 @@
 //! AWS's Neuron compiler, `neuronx-cc`, compiles an XLA `HloModuleProto`; AWS's PJRT
 //! plugin takes StableHLO. Both accept less than XLA: static shapes only, no f64, no
 //! integer matmuls, 32-bit integers where indices and sizes are expected. The Neuron
-//! pipeline ([`crate::passes::pipeline_for_target`]) therefore never outlines
+//! pipeline ([`crate::pipeline`]) therefore never outlines
 //! composites, and ends with the Neuron passes: `neuron-legalize` (64-bit integers and
 //! floats narrowed inside the program), `neuron-auto-cast-*` (`--auto-cast`) and
 //! `neuron-check` (every op against what Neuron's XLA frontend takes, one diagnostic
-//! per offending node). [`crate::hlo`] then writes the legalized program as HLO, and
+//! per offending node). [`hlo`] then writes the legalized program as HLO, and
 //! the artifact records the `neuronx-cc` command that compiles it.
 
+pub mod auto_cast;
+pub mod check;
+pub mod hlo;
+pub mod legalize;
+
+use tpuc_runtime::DType;
+
+use super::{Feature, TargetSpec};
+use crate::pipeline::PassSpec;
 use crate::CompileError;
 
 /// A Neuron device generation, as `neuronx-cc --target` names it.
@@ -128,14 +137,86 @@ pub fn is_transformer(graph: &crate::frontend::Graph) -> bool {
     has("scaled_dot_product_attention") || (has("softmax") && (has("bmm") || has("matmul")))
 }
 
-/// Neuron compiles one device's program: a sharded compile is refused.
-pub fn check_unsharded(sharded: bool) -> Result<(), CompileError> {
-    if sharded {
-        return Err(CompileError::Sharding(
-            "--mesh/--shard are not supported with a Neuron target yet; compile for one \
-             NeuronCore and let neuronx-distributed shard it"
-                .into(),
-        ));
+/// The Neuron target as the driver sees it: no composites (Neuron's XLA frontend has
+/// none), one device's program only, static shapes only, no TPU executables.
+pub fn spec(chip: Chip) -> TargetSpec {
+    TargetSpec {
+        name: chip.name(),
+        outlines_composites: false,
+        unsupported: vec![
+            (
+                Feature::DynamicShapes,
+                super::dynamic_unsupported("a Neuron target"),
+            ),
+            (
+                Feature::Sharding,
+                "--mesh/--shard are not supported with a Neuron target yet; compile for one \
+                 NeuronCore and let neuronx-distributed shard it"
+                    .into(),
+            ),
+            (
+                Feature::DeviceExecutables,
+                format!("--topology is for --target tpu, not `{}`", chip.name()),
+            ),
+        ],
     }
-    Ok(())
+}
+
+/// The Neuron passes, last before verification: legalization, `--auto-cast`, then the
+/// check of every op against the chip's table.
+pub fn pipeline_passes(chip: Chip, options: &NeuronOptions) -> Vec<PassSpec> {
+    let mut passes = vec![PassSpec::new(if options.narrow_int64 {
+        legalize::NAME
+    } else {
+        legalize::NAME_KEEP_INT64
+    })];
+    match options.auto_cast {
+        AutoCast::None => {}
+        AutoCast::Bf16 => passes.push(PassSpec::new(auto_cast::name(DType::Bf16))),
+        AutoCast::Fp16 => passes.push(PassSpec::new(auto_cast::name(DType::F16))),
+    }
+    passes.push(PassSpec::new(check::NAME).with("chip", chip.name()));
+    passes
+}
+
+/// A Neuron artifact's extra files: the legalized `@main` as XLA HLO (proto and text)
+/// and what the manifest says of them. Takes `neuron-legalize`'s record off `module`;
+/// `names` are the HLO parameters' names (the graph inputs each argument holds).
+pub fn artifact_files(
+    chip: Chip,
+    options: &NeuronOptions,
+    module: &melior::ir::Module<'_>,
+    model: &crate::frontend::ExportedModel,
+    stem: &str,
+    names: &[String],
+) -> Result<(crate::artifact::NeuronFiles, Vec<String>), CompileError> {
+    let narrowed = legalize::take_narrowed(module);
+    let f64_narrowed = narrowed.iter().any(|t| t == "f64");
+    let mut warnings = Vec::new();
+    if f64_narrowed {
+        warnings.push(
+            "f64 values are computed in f32 inside the program: Neuron devices have no f64 \
+             (arguments and outputs keep f64, converted at the edges)"
+                .to_string(),
+        );
+    }
+    let proto = hlo::emit(module, stem, names)?;
+    let unwritten = || tpuc_runtime::manifest::FileRef {
+        file: String::new(),
+        checksum: tpuc_runtime::manifest::Checksum::of(&[]),
+    };
+    let files = crate::artifact::NeuronFiles {
+        hlo: prost::Message::encode_to_vec(&proto),
+        text: hlo::text::print(&proto),
+        program: tpuc_runtime::manifest::NeuronProgram {
+            target: chip.name().to_string(),
+            hlo: unwritten(),
+            hlo_text: unwritten(),
+            auto_cast: options.auto_cast.name().to_string(),
+            int64_narrowed: options.narrow_int64,
+            f64_narrowed,
+            neuronx_cc: neuronx_cc_command(chip, is_transformer(&model.graph)),
+        },
+    };
+    Ok((files, warnings))
 }

@@ -12,17 +12,22 @@ use melior::ir::Module;
 use melior::Context;
 use tpuc_runtime::DType;
 
-use super::{ir, Pass};
+use crate::passes::{ir, Pass};
 use crate::CompileError;
 
 pub struct NeuronAutoCast(pub DType);
 
+/// The pass name for casting to `dtype` (`neuron-auto-cast-bf16`, `-fp16`).
+pub fn name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F16 => "neuron-auto-cast-fp16",
+        _ => "neuron-auto-cast-bf16",
+    }
+}
+
 impl Pass for NeuronAutoCast {
     fn name(&self) -> &'static str {
-        match self.0 {
-            DType::F16 => "neuron-auto-cast-fp16",
-            _ => "neuron-auto-cast-bf16",
-        }
+        name(self.0)
     }
     fn description(&self) -> &'static str {
         match self.0 {

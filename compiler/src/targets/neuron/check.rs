@@ -3,7 +3,8 @@
 //!
 //! Refused: dynamic (`?`) dimensions, f64 values, matmuls and convolutions of integers
 //! (Neuron's matmul engines multiply floats), composites (the Neuron pipeline never
-//! outlines them), and any op outside [`SUPPORTED`]. That list is tpuc's model of
+//! outlines them), and any op outside the chip's table ([`supported_ops`], [`SUPPORTED`] for every
+//! generation today). That list is tpuc's model of
 //! Neuron's XLA frontend: the operators AWS documents for it, plus the HLO ops that
 //! AWS's own PyTorch/XLA lowerings hand `neuronx-cc` (windowed reductions, sort,
 //! bit manipulation). It is a table, to be corrected from the device when a check is
@@ -19,7 +20,8 @@ use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_runtime::DType;
 
-use super::{ir, Pass};
+use super::Chip;
+use crate::passes::{ir, Pass};
 use crate::{CompileError, NeuronDiagnostic};
 
 /// The StableHLO ops a Neuron program may hold (without the `stablehlo.` prefix).
@@ -86,11 +88,24 @@ pub const SUPPORTED: &[&str] = &[
     "return",
 ];
 
-pub struct NeuronCheck;
+/// The ops `chip` takes. Every generation tpuc knows shares one table today; a
+/// generation with other op support gets its own list here.
+pub fn supported_ops(chip: Option<Chip>) -> &'static [&'static str] {
+    match chip {
+        None | Some(Chip::Trn1 | Chip::Trn2 | Chip::Trn3 | Chip::Inf2) => SUPPORTED,
+    }
+}
+
+pub const NAME: &str = "neuron-check";
+
+/// `neuron-check`, or `neuron-check{chip=trn2}` for one generation's op table.
+pub struct NeuronCheck {
+    pub chip: Option<Chip>,
+}
 
 impl Pass for NeuronCheck {
     fn name(&self) -> &'static str {
-        "neuron-check"
+        NAME
     }
     fn description(&self) -> &'static str {
         "Neuron: refuse what Neuron devices cannot run (dynamic sizes, f64, integer matmuls, unsupported ops), one diagnostic per node"
@@ -105,7 +120,7 @@ impl Pass for NeuronCheck {
                 .into_iter()
                 .all(|u| ir::op_name(u) == "stablehlo.convert");
             if let Some(problem) = type_problem(arg, edge) {
-                let (name, _) = crate::hlo::node_of_location(ir::value_location(arg));
+                let (name, _) = super::hlo::node_of_location(ir::value_location(arg));
                 found.push(NeuronDiagnostic {
                     node: if name.is_empty() {
                         format!("argument {i}")
@@ -118,8 +133,8 @@ impl Pass for NeuronCheck {
             }
         }
         for op in ir::nested_ops(block) {
-            if let Some(message) = problem(op) {
-                let (node, _) = crate::hlo::node_of(op);
+            if let Some(message) = problem(op, supported_ops(self.chip)) {
+                let (node, _) = super::hlo::node_of(op);
                 found.push(NeuronDiagnostic {
                     node: if node.is_empty() { "?".into() } else { node },
                     op: ir::op_name(op).to_string(),
@@ -159,7 +174,7 @@ fn type_problem(v: MlirValue, edge: bool) -> Option<String> {
     }
 }
 
-fn problem(op: MlirOperation) -> Option<String> {
+fn problem(op: MlirOperation, supported: &[&str]) -> Option<String> {
     let name = ir::op_name(op);
     if name == "func.return" {
         return None;
@@ -170,7 +185,7 @@ fn problem(op: MlirOperation) -> Option<String> {
             "a composite; the Neuron pipeline inlines composites, so none may remain".into(),
         );
     }
-    if !name.starts_with("stablehlo.") || !SUPPORTED.contains(&short) {
+    if !name.starts_with("stablehlo.") || !supported.contains(&short) {
         return Some(format!(
             "{name} is not among the ops Neuron's XLA frontend takes"
         ));

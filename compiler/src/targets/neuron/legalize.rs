@@ -20,10 +20,13 @@ use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
 use tpuc_runtime::DType;
 
-use super::{ir, Pass};
+use crate::passes::{ir, Pass};
 use crate::CompileError;
 
 pub const NARROWED_ATTRIBUTE: &str = "tpuc.neuron_narrowed";
+/// The pass names: 64-bit integers narrowed (the default) or kept (`--keep-int64`).
+pub const NAME: &str = "neuron-legalize";
+pub const NAME_KEEP_INT64: &str = "neuron-legalize-keep-int64";
 
 pub struct NeuronLegalize {
     pub narrow_int64: bool,
@@ -32,9 +35,9 @@ pub struct NeuronLegalize {
 impl Pass for NeuronLegalize {
     fn name(&self) -> &'static str {
         if self.narrow_int64 {
-            "neuron-legalize"
+            NAME
         } else {
-            "neuron-legalize-keep-int64"
+            NAME_KEEP_INT64
         }
     }
     fn description(&self) -> &'static str {
@@ -78,7 +81,7 @@ pub fn take_narrowed(module: &Module<'_>) -> Vec<String> {
 }
 
 fn node_error(op: MlirOperation, message: String) -> CompileError {
-    let (node, _) = crate::hlo::node_of(op);
+    let (node, _) = super::hlo::node_of(op);
     CompileError::Node {
         node: if node.is_empty() { "?".into() } else { node },
         target: ir::op_name(op).to_string(),

@@ -1,0 +1,185 @@
+//! What a compile is asked to do ([`CompileOptions`] and the requests inside it) and
+//! what it reports back ([`CompileReport`], [`Progress`], [`StageTime`]).
+
+use std::path::{Path, PathBuf};
+
+use crate::targets::{neuron, Target};
+use crate::{passes, sharding};
+
+/// How weights missing from the source (a bare `model.json`) are handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingWeights {
+    /// Write zeros and mark them `zero_filled` in the manifest.
+    #[default]
+    ZeroFill,
+    /// Turn them into user inputs of the artifact.
+    AsInputs,
+}
+
+/// A stage of a compile, reported to [`CompileOptions::progress`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Reading the model (archive index, graph JSON, weight metadata).
+    Loading,
+    /// Import and the pass pipeline.
+    Lowering,
+    /// Weights written so far, of the total, in bytes.
+    Weights {
+        done: u64,
+        total: u64,
+    },
+    Done,
+}
+
+/// Receives progress events; the CLI draws them on a terminal.
+pub type ProgressFn = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Receives `(pass name, module text)` after each pass named in
+/// [`CompileOptions::print_ir_after`] (`tpuc compile --print-ir-after=PASS`).
+pub type IrFn = std::sync::Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// Wall time of one stage of a compile (`read`, `import`, each pass by name, `print`,
+/// `write`), in the order they ran (`tpuc compile --timing`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageTime {
+    pub stage: String,
+    pub seconds: f64,
+}
+
+#[derive(Clone, Default)]
+pub struct CompileOptions {
+    pub target: Target,
+    /// How a Neuron target legalizes the program (`--auto-cast`, `--keep-int64`);
+    /// ignored by other targets.
+    pub neuron: neuron::NeuronOptions,
+    pub missing_weights: MissingWeights,
+    /// Called as the compile advances (weights: after each written chunk).
+    pub progress: Option<ProgressFn>,
+    /// Lowerings for targets tpuc does not know (custom operators), tried first.
+    pub custom_lowerings: Vec<passes::lower_aten_to_stablehlo::CustomLowering>,
+    /// Which passes run after lowering (`-O0`, `-O1`, `-O2`; default `-O2`).
+    pub opt_level: passes::OptLevel,
+    /// Precision of f32 matmuls and convolutions (default `highest`: PyTorch's
+    /// numbers); recorded in the manifest.
+    pub matmul_precision: passes::MatmulPrecision,
+    /// Passes after which [`CompileOptions::on_ir`] gets the module (`all`: every pass).
+    pub print_ir_after: Vec<String>,
+    pub on_ir: Option<IrFn>,
+    /// Partition the program over a device mesh (`tpuc compile --mesh --shard`).
+    pub sharding: Option<ShardingRequest>,
+    /// Called with the artifact's temporary directory (program and weights written),
+    /// its manifest and the program with node locations, before the manifest is
+    /// written and the directory moved into place: `tpuc compile --topology` compiles
+    /// TPU executables here. An error leaves no artifact (and any previous one as it
+    /// was).
+    pub finish: Option<FinishFn>,
+    /// Of a program exported with `dynamic_shapes`: the sizes to specialize it for
+    /// ahead of time, besides the example inputs' (`tpuc compile --specialize`).
+    pub specialize: Vec<tpuc_runtime::symbolic::Bindings>,
+}
+
+/// See [`CompileOptions::finish`]: called with the artifact's temporary directory, its
+/// manifest and the program with node locations ([`program_with_node_locations`]).
+pub type FinishFn = std::sync::Arc<
+    dyn Fn(&Path, &mut tpuc_runtime::manifest::Manifest, &str) -> Result<(), String> + Send + Sync,
+>;
+
+/// A device mesh, the strategies that shard the program over it, and the form the
+/// shardings are written in.
+#[derive(Debug, Clone)]
+pub struct ShardingRequest {
+    pub mesh: tpuc_runtime::sharding::Mesh,
+    pub presets: Vec<ShardPreset>,
+    /// `--sharding-rules`: weight name patterns and their shardings, applied after
+    /// the presets (see [`sharding::parse_rules`]).
+    pub rules: Vec<sharding::Rule>,
+    pub format: tpuc_runtime::manifest::ShardingFormat,
+}
+
+/// A sharding strategy of `--shard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardPreset {
+    /// The batch (first) dimension of every user input on the mesh axis `dp`.
+    DataParallel,
+    /// Every parameter split on the mesh axis `fsdp` (its first dimension that the axis
+    /// divides; a parameter with none stays whole), gathered by XLA where it is used.
+    Fsdp,
+    /// Tensor parallelism on the mesh axis `tp`: Linear pairs column- then
+    /// row-parallel, embeddings vocabulary-parallel (decided in the program by
+    /// `stablehlo-propagate-sharding`).
+    Megatron,
+}
+
+impl ShardPreset {
+    /// `data-parallel`, `fsdp`, `megatron`.
+    pub fn parse(s: &str) -> Result<ShardPreset, String> {
+        match s {
+            "data-parallel" => Ok(ShardPreset::DataParallel),
+            "fsdp" => Ok(ShardPreset::Fsdp),
+            "megatron" => Ok(ShardPreset::Megatron),
+            other => Err(format!(
+                "unknown --shard strategy `{other}` (known: data-parallel, fsdp, megatron)"
+            )),
+        }
+    }
+}
+
+impl CompileOptions {
+    pub(crate) fn report(&self, p: Progress) {
+        if let Some(f) = &self.progress {
+            f(p);
+        }
+    }
+}
+
+/// Every option; the callbacks (progress, IR printing, the finish step) by whether
+/// they are set, custom lowerings by their targets.
+impl std::fmt::Debug for CompileOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let CompileOptions {
+            target,
+            neuron,
+            missing_weights,
+            progress,
+            custom_lowerings,
+            opt_level,
+            matmul_precision,
+            print_ir_after,
+            on_ir,
+            sharding,
+            finish,
+            specialize,
+        } = self;
+        f.debug_struct("CompileOptions")
+            .field("target", target)
+            .field("neuron", neuron)
+            .field("missing_weights", missing_weights)
+            .field("opt_level", opt_level)
+            .field("matmul_precision", matmul_precision)
+            .field("sharding", sharding)
+            .field("specialize", specialize)
+            .field("custom_lowerings", custom_lowerings)
+            .field("print_ir_after", print_ir_after)
+            .field("progress", &progress.is_some())
+            .field("on_ir", &on_ir.is_some())
+            .field("finish", &finish.is_some())
+            .finish()
+    }
+}
+
+/// What a successful compile produced.
+#[derive(Debug, Clone)]
+pub struct CompileReport {
+    pub output: PathBuf,
+    pub num_nodes: usize,
+    pub num_weights: usize,
+    pub weight_bytes: u64,
+    /// Weights written as zeros because the source had none.
+    pub zero_filled: usize,
+    /// Wall time of every stage, in order.
+    pub timings: Vec<StageTime>,
+    /// What the user should know about the result (a Neuron target's f64 narrowing).
+    pub warnings: Vec<String>,
+    /// Of a dynamic program: its sizes and the specializations compiled, in words.
+    pub dynamic: Option<String>,
+}

@@ -1,0 +1,165 @@
+//! `tpuc-seed-sharding`: the shardings `tpuc compile --mesh --shard` chose for `@main`'s
+//! arguments, written onto the module for `stablehlo-propagate-sharding`.
+//!
+//! Its options carry everything the presets and rules decided from the exported graph
+//! (the driver computes them, [`crate::sharding::seeds_for`]), so the pass needs only
+//! the module and a printed pipeline replays the compile:
+//!
+//! `tpuc-seed-sharding{mesh="dp=2,tp=2" format=shardy args="0=[dp, -];3=[-, tp]" megatron=tp weights=1,2}`
+//!
+//! - `mesh`: the device mesh; `format`: `shardy` or `gspmd`;
+//! - `args`: `index=sharding` for each seeded argument (the others are replicated);
+//! - `megatron` and `weights`: with `--shard megatron`, its mesh axis and the
+//!   arguments that are weights it decides at their first use.
+//!
+//! Output: the module attributes `tpuc.mesh`, `tpuc.sharding_format` and
+//! `tpuc.megatron`, and `tpuc.sharding` / `tpuc.weight` on the arguments, as
+//! `stablehlo-propagate-sharding` documents them.
+
+use melior::ir::Module;
+use melior::Context;
+use tpuc_runtime::manifest::ShardingFormat;
+use tpuc_runtime::sharding::{Mesh, TensorSharding};
+
+use super::{ir, propagate_sharding, Pass};
+use crate::pipeline::{parse_indices, PassSpec};
+use crate::CompileError;
+
+pub const NAME: &str = "tpuc-seed-sharding";
+
+/// The decisions of `--mesh`, `--shard` and `--sharding-rules` for one program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seeds {
+    pub mesh: Mesh,
+    pub format: ShardingFormat,
+    /// Per `@main` argument: its sharding, or `None` (replicated unless Megatron
+    /// decides it).
+    pub args: Vec<Option<TensorSharding>>,
+    /// `--shard megatron`: its mesh axis and which arguments are its weights.
+    pub megatron: Option<(String, Vec<bool>)>,
+}
+
+fn format_name(format: ShardingFormat) -> &'static str {
+    match format {
+        ShardingFormat::Shardy => "shardy",
+        ShardingFormat::Gspmd => "gspmd",
+    }
+}
+
+impl Seeds {
+    /// The pass with these seeds as options.
+    pub fn spec(&self) -> PassSpec {
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| format!("{i}={s}")))
+            .collect();
+        let mut spec = PassSpec::new(NAME)
+            .with("mesh", self.mesh.to_string())
+            .with("format", format_name(self.format));
+        if !args.is_empty() {
+            spec = spec.with("args", args.join(";"));
+        }
+        if let Some((axis, weights)) = &self.megatron {
+            let indices: Vec<usize> = (0..weights.len()).filter(|&i| weights[i]).collect();
+            spec = spec
+                .with("megatron", axis.clone())
+                .with("weights", crate::pipeline::join(&indices));
+        }
+        spec
+    }
+
+    /// The seeds written in `spec`'s options, for a module whose `@main` has `num_args`
+    /// arguments.
+    pub fn from_spec(spec: &PassSpec, num_args: usize) -> Result<Seeds, CompileError> {
+        spec.expect_options(&["mesh", "format", "args", "megatron", "weights"])?;
+        let bad = |message: String| CompileError::PassOption {
+            pass: NAME.into(),
+            message,
+        };
+        let mesh = Mesh::parse(
+            spec.option("mesh")
+                .ok_or_else(|| bad("needs `mesh`".into()))?,
+        )
+        .map_err(|e| bad(format!("mesh: {e}")))?;
+        let format = match spec.option("format").unwrap_or("shardy") {
+            "shardy" => ShardingFormat::Shardy,
+            "gspmd" => ShardingFormat::Gspmd,
+            other => return Err(bad(format!("format `{other}` (known: shardy, gspmd)"))),
+        };
+        let mut args = vec![None; num_args];
+        for entry in spec.option("args").unwrap_or("").split(';') {
+            let entry = entry.trim();
+            if entry.is_empty() {
+                continue;
+            }
+            let (index, sharding) = entry
+                .split_once('=')
+                .ok_or_else(|| bad(format!("args: `{entry}` is not `index=sharding`")))?;
+            let index: usize = index
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("args: `{index}` is not an index")))?;
+            let slot = args
+                .get_mut(index)
+                .ok_or_else(|| bad(format!("args: @main has no argument {index}")))?;
+            *slot = Some(
+                TensorSharding::parse(sharding.trim())
+                    .map_err(|e| bad(format!("args: argument {index}: {e}")))?,
+            );
+        }
+        let megatron = match spec.option("megatron") {
+            None => None,
+            Some(axis) => {
+                let mut weights = vec![false; num_args];
+                for i in parse_indices(NAME, "weights", spec.option("weights").unwrap_or(""))? {
+                    *weights
+                        .get_mut(i)
+                        .ok_or_else(|| bad(format!("weights: @main has no argument {i}")))? = true;
+                }
+                Some((axis.to_string(), weights))
+            }
+        };
+        Ok(Seeds {
+            mesh,
+            format,
+            args,
+            megatron,
+        })
+    }
+}
+
+/// The pass; from the registry without options it refuses to run (it has nothing to
+/// seed).
+pub struct SeedSharding(pub Option<PassSpec>);
+
+impl Pass for SeedSharding {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn description(&self) -> &'static str {
+        "write the argument shardings of --mesh/--shard (its options) for stablehlo-propagate-sharding"
+    }
+    fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
+        let spec = self.0.as_ref().ok_or_else(|| CompileError::PassOption {
+            pass: NAME.into(),
+            message: "needs its options (`tpuc compile --print-pipeline` writes them)".into(),
+        })?;
+        let num_args = ir::main_block(&module)
+            .map(|b| ir::block_arguments(b).len())
+            .ok_or_else(|| CompileError::Sharding("the module has no @main".into()))?;
+        let seeds = Seeds::from_spec(spec, num_args)?;
+        propagate_sharding::seed(
+            &module,
+            &seeds.mesh,
+            seeds.format,
+            &seeds.args,
+            seeds
+                .megatron
+                .as_ref()
+                .map(|(axis, w)| (axis.as_str(), w.as_slice())),
+        )?;
+        Ok(module)
+    }
+}
