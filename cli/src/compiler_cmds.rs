@@ -13,8 +13,14 @@ pub struct CompileArgs {
     /// The exported model: a .pt2 archive from torch.export.save, or its model.json.
     model: PathBuf,
     /// Output path: an artifact directory, or with --emit mlir a .mlir file ("-" for stdout).
-    #[arg(short, long)]
-    output: PathBuf,
+    #[arg(short, long, required_unless_present = "print_pipeline")]
+    output: Option<PathBuf>,
+    /// Print the pass pipeline this compile runs (for --emit artifact or mlir) as one
+    /// line on stdout and exit, writing nothing: `tpuc opt --pass-pipeline=LINE` on the
+    /// `--emit aten` module replays it. With -v, also each phase and its passes on
+    /// stderr.
+    #[arg(long)]
+    print_pipeline: bool,
     /// Compilation target: tpu (portable StableHLO for TPUs and any PJRT plugin), or a
     /// Neuron device: trn1, trn2, trn3, inf2 (the program legalized for AWS Trainium /
     /// Inferentia, written also as the XLA HLO `neuronx-cc` compiles, model.hlo.pb, with
@@ -155,12 +161,8 @@ fn tpu_step(args: &CompileArgs) -> Result<Option<tpuc_compiler::FinishFn>, Strin
             args.emit
         ));
     }
-    if args.target != "tpu" {
-        return Err(format!(
-            "--topology is for --target tpu, not `{}`",
-            args.target
-        ));
-    }
+    // Whether the target takes TPU executables is the target's to say
+    // (tpuc_compiler::targets::check_request).
     let topologies = args.topology.clone();
     let libtpu = args.libtpu.clone();
     Ok(Some(std::sync::Arc::new(
@@ -176,16 +178,13 @@ fn tpu_step(args: &CompileArgs) -> Result<Option<tpuc_compiler::FinishFn>, Strin
     )))
 }
 
-pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
-    let (model, output) = (args.model.as_path(), args.output.as_path());
-    let known: Vec<String> = tpuc_compiler::passes::registry()
-        .iter()
-        .map(|p| p.name().to_string())
-        .collect();
+pub fn compile(args: &CompileArgs, verbose: bool) -> Result<ExitCode, String> {
+    let model = args.model.as_path();
+    let known: Vec<&str> = tpuc_compiler::passes::names();
     if let Some(bad) = args
         .print_ir_after
         .iter()
-        .find(|p| *p != "all" && !known.contains(p))
+        .find(|p| *p != "all" && !known.contains(&p.as_str()))
     {
         return Err(format!(
             "--print-ir-after: unknown pass `{bad}`; known passes: {}, or all",
@@ -233,6 +232,28 @@ pub fn compile(args: &CompileArgs) -> Result<ExitCode, String> {
             .collect::<Result<Vec<_>, _>>()?,
         ..CompileOptions::default()
     };
+    if args.print_pipeline {
+        let emit = match args.emit.as_str() {
+            "artifact" => tpuc_compiler::Emit::Artifact,
+            "mlir" => tpuc_compiler::Emit::Text,
+            other => {
+                return Err(format!(
+                    "--print-pipeline prints the pipeline of --emit artifact or mlir; --emit {other} runs none"
+                ))
+            }
+        };
+        let pipeline =
+            tpuc_compiler::compile_pipeline(model, &options, emit).map_err(|e| e.to_string())?;
+        outln!("{}", pipeline.text());
+        if verbose {
+            errln!("{}", pipeline.describe());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let output = args
+        .output
+        .as_deref()
+        .ok_or("--output is required (an artifact directory, or a .mlir file for --emit mlir)")?;
     let timings = match args.emit.as_str() {
         "mlir" => {
             let (text, timings) =

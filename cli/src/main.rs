@@ -206,7 +206,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         #[cfg(feature = "compiler")]
-        Command::Compile(args) => compiler_cmds::compile(&args),
+        Command::Compile(args) => compiler_cmds::compile(&args, cli.verbose),
         #[cfg(feature = "compiler")]
         Command::Opt {
             file,

@@ -116,7 +116,7 @@ impl fmt::Display for PassSpec {
             .map(|(k, v)| {
                 let plain = !v.is_empty()
                     && v.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.:,=".contains(c));
                 if plain {
                     format!("{k}={v}")
                 } else {
