@@ -9,7 +9,7 @@ use crate::{DType, HostTensor};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Host/device traffic of a session's runs since it was loaded (the weights' upload at
-/// load is in [`LoadReport`] instead): every tensor, or shard of one, that crossed.
+/// load is in [`LoadReport`](super::LoadReport) instead): every tensor, or shard of one, that crossed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TransferStats {
     /// Executions of the program.
