@@ -1117,6 +1117,144 @@ fn session_loads_validates_and_runs() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `@main(count: f32[4] [buffer, state], x: f32[n] [input])` returning
+/// `(x + x, count + 1)`, the second output updating `count` (aliased to it, as the
+/// compiler writes a stateful program). `broken`: the first output is `count * count`
+/// (f32[4]) instead, which a manifest saying f32[n] contradicts after the execution.
+fn counter_program(n: i64, broken: bool) -> String {
+    let (out, out_ty) = if broken {
+        (r#""stablehlo.multiply"(%count, %count) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>"#.to_string(), "tensor<4xf32>".to_string())
+    } else {
+        (
+            format!(
+                r#""stablehlo.add"(%x, %x) : (tensor<{n}xf32>, tensor<{n}xf32>) -> tensor<{n}xf32>"#
+            ),
+            format!("tensor<{n}xf32>"),
+        )
+    };
+    format!(
+        r#"module {{
+  func.func @main(%count: tensor<4xf32> {{tf.aliasing_output = 1 : i32}}, %x: tensor<{n}xf32>) -> ({out_ty}, tensor<4xf32>) {{
+    %0 = {out}
+    %1 = "stablehlo.constant"() {{value = dense<1.0> : tensor<4xf32>}} : () -> tensor<4xf32>
+    %2 = "stablehlo.add"(%count, %1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%0, %2) : ({out_ty}, tensor<4xf32>) -> ()
+  }}
+}}
+"#
+    )
+}
+
+/// A stateful dynamic artifact (a counter kept on the device, `x` of any size `s` in
+/// 1..=8): [`counter_program`] specialized for `s = 3` and, broken, for `s = 5`; the
+/// state `b_count` starts at `[10, 20, 30, 40]`.
+fn write_stateful_artifact(dir: &Path) -> Manifest {
+    let mut manifest = write_artifact(dir);
+    let count = HostTensor::from_f32(&[4], &[10.0, 20.0, 30.0, 40.0]);
+    write_safetensors(&dir.join("weights.safetensors"), &[("count", &count)], &[]);
+    std::fs::write(dir.join("program.mlir"), counter_program(3, false)).unwrap();
+    std::fs::write(dir.join("program_s5.mlir"), counter_program(5, true)).unwrap();
+    std::fs::write(dir.join("model.json"), "{}").unwrap();
+    let file_ref = |name: &str| FileRef {
+        file: name.into(),
+        checksum: Checksum::of(&std::fs::read(dir.join(name)).unwrap()),
+    };
+    manifest.program = file_ref("program.mlir");
+    manifest.weights = file_ref("weights.safetensors");
+    let mut count_arg = manifest.arguments[1].clone();
+    count_arg.name = "b_count".into();
+    count_arg.shape = vec![4];
+    count_arg.weight = Some("count".into());
+    let mut x_arg = manifest.arguments[2].clone();
+    x_arg.shape = vec![-1];
+    manifest.arguments = vec![count_arg, x_arg];
+    let spec = |name: &str, shape: i64, updates: Option<&str>| TensorSpec {
+        name: name.into(),
+        dtype: DType::F32,
+        shape: vec![shape],
+        sharding: None,
+        updates: updates.map(String::from),
+    };
+    manifest.outputs = vec![
+        spec("out", -1, None),
+        spec("count_next", 4, Some("b_count")),
+    ];
+    manifest.dynamic = Some(
+        serde_json::from_value(serde_json::json!({
+            "symbols": [{"name": "s", "min": 1, "max": 8}],
+            "inputs": [["s"]],
+            "outputs": [["s"], [4]],
+            "specializations": [
+                {"sizes": {"s": 3}, "program": manifest.program},
+                {"sizes": {"s": 5}, "program": file_ref("program_s5.mlir")},
+            ],
+            "source_program": file_ref("model.json"),
+            "opt_level": "O2",
+        }))
+        .unwrap(),
+    );
+    write_manifest(dir, &manifest);
+    manifest
+}
+
+/// A run that fails after its execution consumed the state it donated (here: the
+/// program for `s = 5` returns an output the manifest contradicts, found once the
+/// execution is done) leaves the session with usable state: read_state and the next
+/// run work, from the artifact's initial state, and the error says the state was reset.
+#[test]
+fn a_failed_stateful_run_leaves_usable_state() {
+    let Some(client) = client() else { return };
+    let dir = scratch("stateful-failed-run");
+    write_stateful_artifact(&dir);
+    let session = Session::load(&dir, client).unwrap();
+    assert_eq!(session.state_names(), ["b_count"]);
+    let x3 = HostTensor::from_f32(&[3], &[1.0, 2.0, 3.0]);
+    // The first run reads the initial state; its update is what the next run donates.
+    let out = session.run(std::slice::from_ref(&x3)).unwrap();
+    assert_eq!(f32s(&out[0]), [2.0, 4.0, 6.0]);
+    let out = session.run(std::slice::from_ref(&x3)).unwrap();
+    assert_eq!(f32s(&out[0]), [2.0, 4.0, 6.0]);
+    assert_eq!(
+        f32s(&session.read_state("b_count").unwrap()),
+        [12.0, 22.0, 32.0, 42.0]
+    );
+
+    // PJRT refuses an input on another device before it consumes anything: the state
+    // stays as it was.
+    let elsewhere = client.buffer_from_host(&x3, 1).unwrap();
+    let err = session.run_buffers(&[&elsewhere]).unwrap_err();
+    assert!(!err.to_string().contains("state"), "{err}");
+    assert_eq!(
+        f32s(&session.read_state("b_count").unwrap()),
+        [12.0, 22.0, 32.0, 42.0]
+    );
+
+    let x5 = HostTensor::from_f32(&[5], &[1.0; 5]);
+    let err = session.run(std::slice::from_ref(&x5)).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(err, RuntimeError::OutputMismatch { index: 0, .. }),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("state"),
+        "the error says what became of the state: {msg}"
+    );
+
+    let state = session
+        .read_state("b_count")
+        .unwrap_or_else(|e| panic!("read_state after a failed run: {e}"));
+    assert_eq!(f32s(&state), [10.0, 20.0, 30.0, 40.0]);
+    session
+        .run(std::slice::from_ref(&x3))
+        .unwrap_or_else(|e| panic!("a run after a failed run: {e}"));
+    assert_eq!(
+        f32s(&session.read_state("b_count").unwrap()),
+        [11.0, 21.0, 31.0, 41.0]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn session_rejects_tampered_or_inconsistent_artifacts() {
     let Some(client) = client() else { return };

@@ -101,6 +101,17 @@ impl Buffer {
         Ok(a.on_device_size_in_bytes)
     }
 
+    /// Whether the buffer was deleted or donated to an execution (its handle stays
+    /// valid, its contents are gone).
+    pub(crate) fn is_deleted(&self) -> Result<bool> {
+        let plugin = &self.client.plugin;
+        let f = api_fn!(plugin, PJRT_Buffer_IsDeleted)?;
+        let mut a = args!(PJRT_Buffer_IsDeleted_Args { buffer: self.raw });
+        // SAFETY: valid args.
+        plugin.check("PJRT_Buffer_IsDeleted", unsafe { f(&mut a) })?;
+        Ok(a.is_deleted)
+    }
+
     /// Whether `client` is the client this buffer lives on.
     pub fn belongs_to(&self, client: &Client) -> bool {
         client.same_client(&self.client)

@@ -5,6 +5,7 @@ use super::validate::{describe, shape_matches};
 use super::{Session, Slot};
 use crate::error::{Result, RuntimeError};
 use crate::pjrt::Buffer;
+use crate::symbolic::Bindings;
 use crate::{DType, HostTensor};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -179,6 +180,8 @@ impl Session {
 
     /// Runs the program on inputs already on the session's device; outputs stay there.
     /// Returns the user outputs; a stateful program's new state stays in the session.
+    /// A run that fails after the execution consumed the state it was given (donated)
+    /// resets the state to the artifact's initial values, and its error says so.
     /// A partitioned session takes its inputs per device instead
     /// ([`Session::upload_sharded`], [`Session::run_sharded`]).
     pub fn run_buffers(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>> {
@@ -228,11 +231,34 @@ impl Session {
             .collect();
         let shapes: Vec<&[i64]> = inputs.iter().map(|b| b.shape()).collect();
         let (executable, sizes) = self.executable_for(&shapes)?;
-        let outputs = executable.execute_donating(&args, &donate)?;
-        self.transfers.executed();
+        let result = executable
+            .execute_donating(&args, &donate)
+            .and_then(|outputs| {
+                self.transfers.executed();
+                self.check_outputs(&outputs, sizes.as_ref())?;
+                Ok(outputs)
+            });
+        drop(args);
+        // A failure once the state was donated may leave it consumed: never keep a
+        // deleted buffer as the state (see `Session::after_failed_run`).
+        let outputs = match result {
+            Ok(outputs) => outputs,
+            Err(e) if donate.is_empty() => return Err(e),
+            Err(e) => return Err(self.after_failed_run(&mut state, e)),
+        };
+        let mut outputs = outputs;
+        let next_state = outputs.split_off(outputs.len() - self.state.len());
+        for (slot, b) in state.iter_mut().zip(next_state) {
+            *slot = Some(b);
+        }
+        Ok(outputs)
+    }
+    /// The outputs of an execution against the manifest (for a dynamic artifact, the
+    /// output sizes of the call's `sizes`).
+    fn check_outputs(&self, outputs: &[Buffer], sizes: Option<&Bindings>) -> Result<()> {
         for (i, (b, spec)) in outputs.iter().zip(&self.manifest.outputs).enumerate() {
             let dtype = b.dtype()?;
-            let expected = match (&self.dynamic, &sizes) {
+            let expected = match (&self.dynamic, sizes) {
                 (Some(d), Some(sizes)) if i < d.section.outputs.len() => d.section.outputs[i]
                     .iter()
                     .map(|dim| dim.eval(sizes).unwrap_or(-1))
@@ -251,11 +277,6 @@ impl Session {
                 });
             }
         }
-        let mut outputs = outputs;
-        let next_state = outputs.split_off(outputs.len() - self.state.len());
-        for (slot, b) in state.iter_mut().zip(next_state) {
-            *slot = Some(b);
-        }
-        Ok(outputs)
+        Ok(())
     }
 }

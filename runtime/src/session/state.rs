@@ -127,4 +127,31 @@ impl Session {
             RuntimeError::InvalidArgument("a run panicked while holding the state".into())
         })
     }
+    /// After a run that failed once it had donated state values (an execution error,
+    /// or outputs the manifest contradicts): PJRT may have consumed them, and a
+    /// session must never hold a deleted buffer as its state. The previous values
+    /// cannot be brought back (donation is what lets a KV cache be updated in place;
+    /// keeping a copy would double its memory), so when any donated value is gone
+    /// (`PJRT_Buffer_IsDeleted`, or a plugin that cannot say) every state goes back to
+    /// the artifact's initial values, which are never donated, and the error says so.
+    /// When PJRT refused the call before consuming anything (an input on the wrong
+    /// device, say), the state stays as it was.
+    pub(super) fn after_failed_run(
+        &self,
+        state: &mut [Option<Buffer>],
+        error: RuntimeError,
+    ) -> RuntimeError {
+        let consumed = state
+            .iter()
+            .flatten()
+            .any(|b| b.is_deleted().unwrap_or(true));
+        if !consumed {
+            return error;
+        }
+        state.iter_mut().for_each(|v| *v = None);
+        error.with_note(&format!(
+            "the failed run had consumed the state it was given, so the state ({}) is reset to the artifact's initial values",
+            self.state_names().join(", ")
+        ))
+    }
 }
