@@ -6,7 +6,9 @@ use super::dynamic::DynamicState;
 use super::run::Transfers;
 use super::sharded::sharding_or_whole;
 use super::state::state_slots;
-use super::validate::{describe, device_positions, read_manifest, resolve, verify_checksum};
+use super::validate::{
+    check_dynamic, describe, device_positions, read_manifest, resolve, verify_checksum,
+};
 use super::{Session, Slot};
 use crate::cache::{self, CacheKey, Miss};
 use crate::compile_options::CompileOptions;
@@ -272,9 +274,10 @@ impl Session {
     ///
     /// Everything that can be checked without the device is checked first: manifest
     /// format, the StableHLO version against the plugin's accepted range, checksums of
-    /// the program and the weights, and every weight's dtype and shape. Then the
-    /// executable comes from the cache or the compiler (per `options.cache`), and the
-    /// weights are uploaded once; they stay on the device for every run.
+    /// the program and the weights, every weight's dtype and shape, the state and the
+    /// dynamic section. Then the executable comes from the cache or the compiler (per
+    /// `options.cache`), and the weights are uploaded once; they stay on the device for
+    /// every run.
     pub fn load_with(
         dir: impl AsRef<Path>,
         client: &Client,
@@ -305,6 +308,7 @@ impl Session {
         }
         let positions = device_positions(client, &manifest).map_err(fail)?;
         let state = state_slots(&manifest).map_err(fail)?;
+        check_dynamic(&manifest).map_err(fail)?;
 
         // Program: checksum, then compile once.
         let program_path = resolve(&dir, program_ref, "program")?;
@@ -484,24 +488,13 @@ impl Session {
             cache_warnings: obtained.warnings,
         };
 
+        // The dynamic section was checked before anything was compiled or uploaded.
         let dynamic = match &manifest.dynamic {
             Some(section) => {
-                if manifest.partitioning.is_some() || manifest.neuron.is_some() {
-                    return Err(fail(
-                        "a dynamic program cannot be partitioned or have a Neuron form".into(),
-                    ));
-                }
-                let first = section
-                    .specializations
-                    .first()
-                    .ok_or_else(|| fail("the dynamic section lists no specialization".into()))?;
-                if first.program != manifest.program {
-                    return Err(fail(
-                        "the first specialization of the dynamic section is not the program".into(),
-                    ));
-                }
                 let mut executables = BTreeMap::new();
-                executables.insert(first.sizes.clone(), executable.clone());
+                if let Some(first) = section.specializations.first() {
+                    executables.insert(first.sizes.clone(), executable.clone());
+                }
                 Some(DynamicState {
                     section: section.clone(),
                     options: options.clone(),

@@ -121,6 +121,26 @@ pub(super) fn check_partitioning(manifest: &Manifest) -> std::result::Result<(),
     Ok(())
 }
 
+/// The checks of a dynamic manifest: not partitioned, no Neuron form, and its first
+/// specialization is the program (the one the load compiles). Run with the other
+/// checks, before anything is compiled or uploaded.
+pub(super) fn check_dynamic(manifest: &Manifest) -> std::result::Result<(), String> {
+    let Some(section) = &manifest.dynamic else {
+        return Ok(());
+    };
+    if manifest.partitioning.is_some() || manifest.neuron.is_some() {
+        return Err("a dynamic program cannot be partitioned or have a Neuron form".into());
+    }
+    let first = section
+        .specializations
+        .first()
+        .ok_or("the dynamic section lists no specialization")?;
+    if first.program != manifest.program {
+        return Err("the first specialization of the dynamic section is not the program".into());
+    }
+    Ok(())
+}
+
 /// Resolves a file of the artifact, refusing paths that leave the artifact directory.
 pub(super) fn resolve(dir: &Path, file: &FileRef, what: &str) -> Result<PathBuf> {
     let rel = Path::new(&file.file);
