@@ -79,6 +79,8 @@ pub use plugin::{ApiVersion, Plugin};
 use client::ClientInner;
 use executable::{encode_options, program_of};
 use named_value::named_values_from_raw;
+#[cfg(test)]
+pub(crate) use plugin::tests::in_child as plugin_env_test_child;
 
 /// Copies a (pointer, length) string owned by the plugin.
 ///

@@ -51,6 +51,36 @@ fn registry() -> &'static Mutex<HashMap<PathBuf, Arc<Plugin>>> {
     REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// The environment variable that keeps libtpu from polling the cloud metadata server
+/// (for minutes, off a TPU VM) when it initializes.
+pub(crate) const SKIP_MDS_QUERY_VAR: &str = "TPU_SKIP_MDS_QUERY";
+
+/// Sets the environment plugins read when they initialize, once per process, before
+/// the first plugin is loaded: `TPU_SKIP_MDS_QUERY=1` unless the user set it. Returns
+/// whether this call did it (the first one).
+///
+/// Why this is safe(r) than setting it when libtpu itself is loaded, as before:
+/// `std::env::set_var` is only sound while no other thread reads the environment
+/// through C's `getenv` (Rust's own readers take std's environment lock; C code in a
+/// plugin does not). Plugins start threads and call `getenv` from them, so a write
+/// after a plugin (say the CPU plugin, in a test binary that later loads libtpu) was
+/// loaded races with them. Here the write happens at most once, under a `Once`, before
+/// any plugin's code has run in this process; what remains is the caller's promise
+/// that no other C code reads the environment concurrently with its first
+/// `Plugin::load` (a PJRT setting could not replace the variable: libtpu reads it
+/// during `PJRT_Plugin_Initialize`, which takes no options).
+pub(crate) fn prepare_environment() -> bool {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let mut did = false;
+    ONCE.call_once(|| {
+        did = true;
+        if std::env::var_os(SKIP_MDS_QUERY_VAR).is_none() {
+            std::env::set_var(SKIP_MDS_QUERY_VAR, "1");
+        }
+    });
+    did
+}
+
 impl Plugin {
     /// Loads (once per process) and initializes the PJRT plugin at `path`.
     ///
@@ -59,6 +89,7 @@ impl Plugin {
     pub fn load(path: impl AsRef<Path>) -> Result<Arc<Plugin>> {
         let path = path.as_ref();
         let canonical = path.canonicalize().map_err(|e| RuntimeError::io(path, e))?;
+        prepare_environment();
         let mut plugins = registry()
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -136,11 +167,6 @@ impl Plugin {
         api_fn!(&plugin, PJRT_Error_Message)?;
         api_fn!(&plugin, PJRT_Error_GetCode)?;
 
-        if plugin.is_libtpu() && std::env::var_os("TPU_SKIP_MDS_QUERY").is_none() {
-            // libtpu otherwise polls the cloud metadata server for minutes. It reads the
-            // variable during initialization, so it must be set in-process, here.
-            std::env::set_var("TPU_SKIP_MDS_QUERY", "1");
-        }
         let init = api_fn!(&plugin, PJRT_Plugin_Initialize)?;
         let mut a = args!(PJRT_Plugin_Initialize_Args {});
         // SAFETY: valid args struct; called once per process for this plugin (registry).
@@ -148,13 +174,6 @@ impl Plugin {
 
         plugin.attributes = plugin.read_attributes()?;
         Ok(plugin)
-    }
-
-    fn is_libtpu(&self) -> bool {
-        self.path
-            .file_name()
-            .map(|n| n.to_string_lossy().contains("libtpu"))
-            .unwrap_or(false)
     }
 
     fn read_attributes(&self) -> Result<Vec<(String, NamedValue)>> {
@@ -217,5 +236,56 @@ impl Plugin {
     /// Creates a client (for the CPU plugin: a set of CPU devices).
     pub fn create_client(self: &Arc<Self>, options: &ClientOptions) -> Result<Client> {
         Client::create(self.clone(), options)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Runs the test `name` of this binary in a child process with `env` added, and
+    /// returns its stdout: environment tests must not write the test process's
+    /// environment, which other tests' threads read.
+    pub(crate) fn in_child(name: &str, env: &[(&str, &str)], remove: &[&str]) -> String {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", name, "--nocapture", "--test-threads=1"])
+            .env("TPUC_ENV_TEST_CHILD", "1");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        for k in remove {
+            cmd.env_remove(k);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// In a child process (see `in_child`): prepares the environment twice and prints
+    /// what each call did and the value that results.
+    #[test]
+    fn child_prepare_environment() {
+        if std::env::var_os("TPUC_ENV_TEST_CHILD").is_none() {
+            return;
+        }
+        let first = prepare_environment();
+        let second = prepare_environment();
+        let value = std::env::var(SKIP_MDS_QUERY_VAR).unwrap_or_default();
+        println!("RESULT first={first} second={second} value={value}");
+    }
+
+    #[test]
+    fn plugin_environment_is_set_once_and_a_users_value_wins() {
+        let name = "pjrt::plugin::tests::child_prepare_environment";
+        let unset = in_child(name, &[], &[SKIP_MDS_QUERY_VAR]);
+        assert!(
+            unset.contains("RESULT first=true second=false value=1"),
+            "{unset}"
+        );
+        let user = in_child(name, &[(SKIP_MDS_QUERY_VAR, "0")], &[]);
+        assert!(
+            user.contains("RESULT first=true second=false value=0"),
+            "{user}"
+        );
     }
 }
