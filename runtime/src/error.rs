@@ -230,3 +230,51 @@ impl RuntimeError {
         }
     }
 }
+
+impl RuntimeError {
+    /// The error with `note` added to its message (same variant where it has a
+    /// message; otherwise an [`RuntimeError::InvalidArgument`] with the full text).
+    pub(crate) fn with_note(self, note: &str) -> RuntimeError {
+        use RuntimeError::*;
+        match self {
+            Pjrt {
+                call,
+                code,
+                message,
+            } => Pjrt {
+                call,
+                code,
+                message: format!("{message}; {note}"),
+            },
+            OutputMismatch {
+                index,
+                name,
+                message,
+            } => OutputMismatch {
+                index,
+                name,
+                message: format!("{message}; {note}"),
+            },
+            InputMismatch {
+                index,
+                name,
+                message,
+            } => InputMismatch {
+                index,
+                name,
+                message: format!("{message}; {note}"),
+            },
+            Plugin { path, message } => Plugin {
+                path,
+                message: format!("{message}; {note}"),
+            },
+            Artifact { dir, message } => Artifact {
+                dir,
+                message: format!("{message}; {note}"),
+            },
+            Sizes(message) => Sizes(format!("{message}; {note}")),
+            InvalidArgument(message) => InvalidArgument(format!("{message}; {note}")),
+            other => InvalidArgument(format!("{other}; {note}")),
+        }
+    }
+}

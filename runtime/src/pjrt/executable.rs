@@ -2,10 +2,8 @@
 //! [`super::LoadedExecutable`] (through `PJRT_LoadedExecutable_GetExecutable`) and the
 //! topology-compiled [`super::topology::Executable`].
 
-use std::mem::offset_of;
-use std::ptr;
-
-use super::{ffi, CompiledMemoryStats, NamedValue, Plugin};
+use super::{ffi, NamedValue, Plugin};
+use crate::compile_options::CompileOptions;
 use crate::error::{Result, RuntimeError};
 
 pub(super) fn serialize(plugin: &Plugin, exe: *mut ffi::PJRT_Executable) -> Result<Vec<u8>> {
@@ -115,4 +113,40 @@ pub(super) fn cost_analysis(
     plugin.check("PJRT_Executable_GetCostAnalysis", unsafe { f(&mut a) })?;
     // SAFETY: the plugin returned `num_properties` values, live with the executable.
     Ok(unsafe { super::named_values_from_raw(a.properties, a.num_properties) })
+}
+
+/// XLA's memory account of a compiled program on one device (`xla::CompiledMemoryStats`,
+/// device memory), in bytes. A plugin that leaves a field unset reports 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompiledMemoryStats {
+    pub generated_code_size_in_bytes: i64,
+    pub argument_size_in_bytes: i64,
+    pub output_size_in_bytes: i64,
+    /// Argument memory reused for outputs.
+    pub alias_size_in_bytes: i64,
+    pub temp_size_in_bytes: i64,
+    pub peak_memory_in_bytes: i64,
+}
+
+/// Compile options as a plugin takes them: never empty (empty options abort the
+/// plugin process on a `replica_count > 0` CHECK).
+pub(super) fn encode_options(options: &CompileOptions) -> Result<Vec<u8>> {
+    let bytes = options.encode()?;
+    if bytes.is_empty() {
+        return Err(RuntimeError::CompileOptions(
+            "refusing to send empty compile options".into(),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `code` in `format` (`"mlir"`, `"hlo"`) as a `PJRT_Program`; it borrows both.
+pub(super) fn program_of(code: &[u8], format: &str) -> ffi::PJRT_Program {
+    args!(PJRT_Program {
+        // The plugin does not write through `code` (the header lacks `const`).
+        code: code.as_ptr().cast_mut().cast(),
+        code_size: code.len(),
+        format: format.as_ptr().cast(),
+        format_size: format.len(),
+    })
 }

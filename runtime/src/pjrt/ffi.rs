@@ -696,6 +696,16 @@ pub struct PJRT_Buffer_OnDeviceSizeInBytes_Args {
 struct_size!(PJRT_Buffer_OnDeviceSizeInBytes_Args, on_device_size_in_bytes: usize);
 
 #[repr(C)]
+pub struct PJRT_Buffer_IsDeleted_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub buffer: *mut PJRT_Buffer,
+    /// Out.
+    pub is_deleted: bool,
+}
+struct_size!(PJRT_Buffer_IsDeleted_Args, is_deleted: bool);
+
+#[repr(C)]
 pub struct PJRT_Buffer_ToHostBuffer_Args {
     pub struct_size: usize,
     pub extension_start: *mut PJRT_Extension_Base,
@@ -807,7 +817,7 @@ pub struct PJRT_Api {
     pub PJRT_Buffer_Device: Unused,
     pub PJRT_Buffer_Memory: Unused,
     pub PJRT_Buffer_Delete: Unused,
-    pub PJRT_Buffer_IsDeleted: Unused,
+    pub PJRT_Buffer_IsDeleted: Option<PjrtFn<PJRT_Buffer_IsDeleted_Args>>,
     pub PJRT_Buffer_CopyToDevice: Unused,
     pub PJRT_Buffer_ToHostBuffer: Option<PjrtFn<PJRT_Buffer_ToHostBuffer_Args>>,
 
@@ -929,6 +939,7 @@ mod tests {
         assert_eq!(PJRT_Buffer_ElementType_Args::STRUCT_SIZE, 28);
         assert_eq!(PJRT_Buffer_Dimensions_Args::STRUCT_SIZE, 40);
         assert_eq!(PJRT_Buffer_OnDeviceSizeInBytes_Args::STRUCT_SIZE, 32);
+        assert_eq!(PJRT_Buffer_IsDeleted_Args::STRUCT_SIZE, 25);
         assert_eq!(PJRT_Buffer_ToHostBuffer_Args::STRUCT_SIZE, 56);
         // Header 0.110.
         assert_eq!(

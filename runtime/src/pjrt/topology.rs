@@ -7,7 +7,6 @@
 //! it), and asked for XLA's cost and memory figures per chip.
 
 use std::ffi::c_char;
-use std::mem::offset_of;
 use std::ptr;
 use std::sync::Arc;
 

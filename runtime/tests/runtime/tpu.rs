@@ -4,29 +4,7 @@
 //! on stderr (and `make test` prints a banner); with `TPUC_LIBTPU` set, a missing
 //! libtpu is a failure.
 
-use std::sync::{Arc, OnceLock};
-
-use tpuc_runtime::compile_options::CompileOptions;
-use tpuc_runtime::discover;
-use tpuc_runtime::pjrt::NamedValue;
-use tpuc_runtime::Plugin;
-
-fn libtpu() -> Option<&'static Arc<Plugin>> {
-    static PLUGIN: OnceLock<Option<Arc<Plugin>>> = OnceLock::new();
-    PLUGIN
-        .get_or_init(|| {
-            let env_set = std::env::var_os(discover::LIBTPU_ENV).is_some_and(|v| !v.is_empty());
-            match discover::find_libtpu(None) {
-                Ok(p) => Some(Plugin::load(&p).unwrap_or_else(|e| panic!("{e}"))),
-                Err(e) if !env_set => {
-                    eprintln!("SKIPPED: TPU compile tests need libtpu ({e})");
-                    None
-                }
-                Err(e) => panic!("{e}"),
-            }
-        })
-        .as_ref()
-}
+use crate::common::*;
 
 const MATMUL_GELU: &str = r#"module {
   func.func @main(%a: tensor<256x512xf32>, %b: tensor<512x256xf32>) -> tensor<256x256xf32> {

@@ -1,0 +1,157 @@
+//! The state of a stateful program (a KV cache, a counter): outputs that update
+//! arguments, kept on the device between runs.
+
+use super::validate::describe;
+use super::{Session, Slot};
+use crate::error::{Result, RuntimeError};
+use crate::manifest::{ArgumentKind, Manifest};
+use crate::pjrt::Buffer;
+use crate::HostTensor;
+
+/// An argument whose value the program computes anew each call.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StateSlot {
+    /// Index into `manifest.arguments`.
+    pub(super) arg: usize,
+    /// Index into `manifest.outputs` of its next value.
+    pub(super) output: usize,
+}
+
+/// The state of a manifest: every output that `updates` an argument, checked (a
+/// buffer of the same type, updated once; not with a partitioned program).
+pub(super) fn state_slots(manifest: &Manifest) -> std::result::Result<Vec<StateSlot>, String> {
+    let mut slots: Vec<StateSlot> = Vec::new();
+    for (output, spec) in manifest.outputs.iter().enumerate() {
+        let Some(name) = &spec.updates else { continue };
+        let arg = manifest
+            .arguments
+            .iter()
+            .position(|a| &a.name == name)
+            .ok_or_else(|| {
+                format!(
+                    "output {output} `{}` updates `{name}`, which is not an argument",
+                    spec.name
+                )
+            })?;
+        let a = &manifest.arguments[arg];
+        if a.kind != ArgumentKind::Buffer || a.dtype != spec.dtype || a.shape != spec.shape {
+            return Err(format!(
+                "output {output} `{}` ({}) updates argument `{name}` ({:?} {}): state must be a buffer of the same type",
+                spec.name,
+                describe(spec.dtype, &spec.shape),
+                a.kind,
+                describe(a.dtype, &a.shape)
+            ));
+        }
+        if slots.iter().any(|s| s.arg == arg) {
+            return Err(format!("argument `{name}` is updated by two outputs"));
+        }
+        slots.push(StateSlot { arg, output });
+    }
+    let first_state = manifest.outputs.len() - slots.len();
+    if slots.iter().any(|s| s.output < first_state) {
+        return Err("outputs that update state must follow every user output".into());
+    }
+    if !slots.is_empty() && manifest.partitioning.is_some() {
+        return Err("a partitioned program with state is not supported".into());
+    }
+    Ok(slots)
+}
+
+impl Session {
+    /// The names of the arguments the program keeps as state (a KV cache, a counter),
+    /// in the manifest's order of the outputs that update them.
+    pub fn state_names(&self) -> Vec<&str> {
+        self.state
+            .iter()
+            .map(|s| self.manifest.arguments[s.arg].name.as_str())
+            .collect()
+    }
+
+    fn state_index(&self, name: &str) -> Result<usize> {
+        self.state
+            .iter()
+            .position(|s| self.manifest.arguments[s.arg].name == name)
+            .ok_or_else(|| {
+                RuntimeError::InvalidArgument(format!(
+                    "`{name}` is not state of this program (state: {})",
+                    if self.state.is_empty() {
+                        "none".to_string()
+                    } else {
+                        self.state_names().join(", ")
+                    }
+                ))
+            })
+    }
+
+    /// Back to the initial state (the artifact's values; they never left the device).
+    pub fn reset_state(&self) -> Result<()> {
+        let mut state = self.lock_state()?;
+        state.iter_mut().for_each(|v| *v = None);
+        Ok(())
+    }
+
+    /// The current value of state `name` (downloaded: to save a cache, say).
+    pub fn read_state(&self, name: &str) -> Result<HostTensor> {
+        let k = self.state_index(name)?;
+        // Downloaded under the lock: a run would donate the buffer.
+        let state = self.lock_state()?;
+        match &state[k] {
+            Some(b) => self.download(b),
+            None => match self.slots[self.state[k].arg] {
+                Slot::State { weight, .. } => self.download(&self.weights[weight][0]),
+                _ => unreachable!("state arguments have state slots"),
+            },
+        }
+    }
+
+    /// Replaces state `name` with `value` (of its dtype and shape) for the next run.
+    pub fn write_state(&self, name: &str, value: &HostTensor) -> Result<()> {
+        let k = self.state_index(name)?;
+        let arg = &self.manifest.arguments[self.state[k].arg];
+        if value.dtype != arg.dtype || value.shape != arg.shape {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "state `{name}` is {}, the value given is {}",
+                describe(arg.dtype, &arg.shape),
+                describe(value.dtype, &value.shape)
+            )));
+        }
+        let b = self.client.buffer_from_host(value, self.positions[0])?;
+        self.transfers.uploaded(value);
+        self.lock_state()?[k] = Some(b);
+        Ok(())
+    }
+
+    pub(super) fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, Vec<Option<Buffer>>>> {
+        self.state_values.lock().map_err(|_| {
+            RuntimeError::InvalidArgument("a run panicked while holding the state".into())
+        })
+    }
+    /// After a run that failed once it had donated state values (an execution error,
+    /// or outputs the manifest contradicts): PJRT may have consumed them, and a
+    /// session must never hold a deleted buffer as its state. The previous values
+    /// cannot be brought back (donation is what lets a KV cache be updated in place;
+    /// keeping a copy would double its memory), so when any donated value is gone
+    /// (`PJRT_Buffer_IsDeleted`, or a plugin that cannot say) every state goes back to
+    /// the artifact's initial values, which are never donated, and the error says so.
+    /// When PJRT refused the call before consuming anything (an input on the wrong
+    /// device, say), the state stays as it was.
+    pub(super) fn after_failed_run(
+        &self,
+        state: &mut [Option<Buffer>],
+        error: RuntimeError,
+    ) -> RuntimeError {
+        let consumed = state
+            .iter()
+            .flatten()
+            .any(|b| b.is_deleted().unwrap_or(true));
+        if !consumed {
+            return error;
+        }
+        state.iter_mut().for_each(|v| *v = None);
+        error.with_note(&format!(
+            "the failed run had consumed the state it was given, so the state ({}) is reset to the artifact's initial values",
+            self.state_names().join(", ")
+        ))
+    }
+}
