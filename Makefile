@@ -18,6 +18,10 @@
 #                nodes and 1 GiB of weights; the runtime's per-call cost vs raw PJRT and
 #                JAX; per-token decode latency vs PyTorch eager and torchax (testdata/decode). jax 0.12, torch, torchax in .deps/bench-venv (created on first use);
 #                writes BENCH.md (about 15 minutes). Not part of make test.
+#   make check-identical BASE=<rev>   everything tpuc emits for testdata/ (about 9,000
+#                compiles: every target, level, sharding strategy and option the tests use)
+#                fingerprinted with BASE's tpuc (default HEAD~1, built in a worktree under
+#                target/identical) and with this checkout's, and the listings diffed
 #   make check-polymorphic   the shape-polymorphic StableHLO of testdata/dynamic refined
 #                and run by jaxlib against PyTorch (bench venv; also run by make coverage)
 
@@ -31,7 +35,7 @@ DEMO_MODEL ?= gpt2
 RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
 
-.PHONY: check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -145,3 +149,15 @@ fuzz: build
 		fi; \
 	done; \
 	if [ $$found -ne 0 ]; then echo "make fuzz: failures found; add each input to fuzz/regressions/<target>/ once fixed"; exit 1; fi
+
+# Byte-identity against another commit: a restructuring must not change what tpuc emits.
+check-identical: build
+	@base=$${BASE:-HEAD~1}; rev=$$(git rev-parse --short "$$base") || exit 1; \
+	wt=target/identical/$$rev; \
+	test -d "$$wt" || git worktree add --detach "$$wt" "$$rev" >/dev/null || exit 1; \
+	(cd "$$wt" && CARGO_TARGET_DIR=$(REPO)/target/identical/build $(CARGO) build -p tpuc-cli --bin tpuc) || exit 1; \
+	python3 scripts/check_identical.py --tpuc target/identical/build/debug/tpuc --out target/identical/$$rev.txt || exit 1; \
+	python3 scripts/check_identical.py --tpuc $(TPUC) --out target/identical/current.txt || exit 1; \
+	if diff target/identical/$$rev.txt target/identical/current.txt; then \
+		echo "check-identical: every emitted program is byte-identical to $$rev's"; \
+	else echo "check-identical: differences from $$rev above (< before, > now)"; exit 1; fi

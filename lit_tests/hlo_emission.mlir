@@ -1,4 +1,4 @@
-// XLA HLO emission (compiler/src/hlo/, `tpuc opt --emit-hlo`): the form of a Neuron
+// XLA HLO emission (compiler/src/targets/neuron/hlo/, `tpuc opt --emit-hlo`): the form of a Neuron
 // artifact's model.hlo.pb, printed as HLO text. Shown: a size-1 expansion as reshape +
 // broadcast (HLO's broadcast cannot expand a dimension), scalar clamp bounds and a
 // scalar select predicate broadcast to the operand's shape (XLA takes no implicit

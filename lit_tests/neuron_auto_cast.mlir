@@ -1,4 +1,4 @@
-// neuron-auto-cast-bf16 / -fp16 (compiler/src/passes/neuron_auto_cast.rs): tpuc's
+// neuron-auto-cast-bf16 / -fp16 (compiler/src/targets/neuron/auto_cast.rs): tpuc's
 // `--auto-cast`, done in the program so the CPU check computes what the device will:
 // the inputs of every f32 dot_general and convolution are converted to bf16 (fp16),
 // the result stays f32. Half-precision and integer contractions are left alone.

@@ -1,9 +1,13 @@
-// neuron-check (compiler/src/passes/neuron_check.rs): what Neuron devices cannot run,
+// neuron-check (compiler/src/targets/neuron/check.rs): what Neuron devices cannot run,
 // one diagnostic per node, all reported at once: dynamic (`?`) sizes, f64 arithmetic
 // (an f64 argument that is not only converted), integer matmuls, ops outside Neuron's
 // set (a custom call) and composites. A legalized program passes (neuron_legalize.mlir).
 //
 // RUN: not tpuc opt %s --pass-pipeline=neuron-check 2>&1 | FileCheck %s
+// The op table of one generation (`tpuc compile --target trn2` runs this form):
+// RUN: not tpuc opt %s --pass-pipeline='neuron-check{chip=trn2}' 2>&1 | FileCheck %s
+// RUN: not tpuc opt %s --pass-pipeline='neuron-check{chip=trn9}' 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: error: pass `neuron-check`: unknown chip `trn9` (known: trn1, trn2, trn3, inf2)
 
 // CHECK: error: 7 node(s) cannot run on Neuron devices:
 // CHECK-NEXT: node `x` (argument 0): tensor<?x4xf32> has a dynamic size; Neuron devices run static shapes only

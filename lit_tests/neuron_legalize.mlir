@@ -1,4 +1,4 @@
-// neuron-legalize (compiler/src/passes/neuron_legalize.rs): inside @main every i64
+// neuron-legalize (compiler/src/targets/neuron/legalize.rs): inside @main every i64
 // value becomes i32 and every f64 value f32 (op results, region arguments,
 // constants), with one convert at each argument and result so the signature keeps
 // PyTorch's types. A reduction's int64 identity (the type's minimum) becomes int32's

@@ -159,6 +159,20 @@ fn run_call(
         match expect.get(i) {
             Some(p) => {
                 let reference = tpuc_runtime::npy::read_npy(p).map_err(|e| e.to_string())?;
+                // Tensors of different shapes cannot be compared element by element: that
+                // is a wrong --expect file (or a wrong program), not a count of mismatches.
+                if reference.shape != out.shape {
+                    return Err(format!(
+                        "output {i} (`{}`) has shape {:?} ({}), but --expect `{}` has shape {:?} ({}); \
+                         they cannot be compared (is the --expect file for another output or call?)",
+                        spec.name,
+                        out.shape,
+                        out.dtype,
+                        p.display(),
+                        reference.shape,
+                        reference.dtype
+                    ));
+                }
                 let (mut dr, mut da) = default_tolerances(out.dtype);
                 // A Neuron artifact may compute an output more coarsely than its type.
                 let neuron = session.manifest().neuron.as_ref();

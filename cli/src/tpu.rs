@@ -80,10 +80,15 @@ pub fn load_libtpu(explicit: Option<&Path>) -> Result<std::sync::Arc<Plugin>, St
     // A compile for a named topology opens no TPU device, so it need not take libtpu's
     // one-process-per-machine lock (which makes two `tpuc compile --topology` at once
     // fail): allowed here, unless the user decided otherwise.
-    if std::env::var_os("ALLOW_MULTIPLE_LIBTPU_LOAD").is_none() {
-        // Single-threaded still: no plugin is loaded and no thread reads the environment.
-        std::env::set_var("ALLOW_MULTIPLE_LIBTPU_LOAD", "1");
-    }
+    // Written at most once per process (a second write while plugin threads read the
+    // environment would race with their getenv), before libtpu is loaded, which reads
+    // it; the same rule as the runtime's TPU_SKIP_MDS_QUERY.
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("ALLOW_MULTIPLE_LIBTPU_LOAD").is_none() {
+            std::env::set_var("ALLOW_MULTIPLE_LIBTPU_LOAD", "1");
+        }
+    });
     let quiet = std::env::var(tpuc_runtime::plugin_logging::LOG_LEVEL_VAR).as_deref() == Ok("3");
     let _muted = quiet.then(StderrMuted::new);
     Plugin::load(&path).map_err(|e| lock_hint(e.to_string()))

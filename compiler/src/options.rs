@@ -183,3 +183,41 @@ pub struct CompileReport {
     /// Of a dynamic program: its sizes and the specializations compiled, in words.
     pub dynamic: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Debug` used to show four fields: a log of the options a compile ran with hid the
+    /// optimization level, precision, sharding and sizes.
+    #[test]
+    fn debug_shows_every_option() {
+        let options = CompileOptions {
+            opt_level: passes::OptLevel::O1,
+            matmul_precision: passes::MatmulPrecision::High,
+            print_ir_after: vec!["stablehlo-dce".into()],
+            sharding: Some(ShardingRequest {
+                mesh: tpuc_runtime::sharding::Mesh::parse("dp=2").unwrap(),
+                presets: vec![ShardPreset::DataParallel],
+                rules: Vec::new(),
+                format: tpuc_runtime::manifest::ShardingFormat::Gspmd,
+            }),
+            specialize: vec![[("s77".to_string(), 8)].into_iter().collect()],
+            ..CompileOptions::default()
+        };
+        let text = format!("{options:?}");
+        for needle in [
+            "opt_level: O1",
+            "matmul_precision: High",
+            "neuron: NeuronOptions",
+            "DataParallel",
+            "Gspmd",
+            "s77",
+            "stablehlo-dce",
+            "finish: false",
+            "on_ir: false",
+        ] {
+            assert!(text.contains(needle), "`{needle}` missing from {text}");
+        }
+    }
+}

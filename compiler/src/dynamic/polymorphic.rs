@@ -6,8 +6,9 @@
 //!
 //! How: the program is specialized for several sizes (every symbol at up to three
 //! values, on a grid) and each specialization is lowered by the usual pipeline at
-//! `-O1` at most (`-O2` folds size-dependent values into constants and outlines
-//! composites per size). The programs must have the same structure; a number that
+//! `-O0` (`-O1`'s CSE merges ops whose sizes coincide at some sizes only, and `-O2`
+//! folds size-dependent values into constants and outlines composites per size),
+//! whatever `-O` the user asked for. The programs must have the same structure; a number that
 //! differs between them is a size, and each is fitted exactly, over all the programs,
 //! as a polynomial of the symbols of degree two at most (`s0`, `4*s1`, `s0*s1`,
 //! `s1 + 1`). In types such a number becomes `?`; the ops whose result shape is in

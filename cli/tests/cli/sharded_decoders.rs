@@ -21,43 +21,19 @@ use tpuc_runtime::manifest::{ArgumentKind, ShardingFormat};
 use tpuc_runtime::sharding::Mesh;
 use tpuc_runtime::HostTensor;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use crate::common::{read_all, repo};
 
 /// The coverage models of families `decoder` and `moe`, from the corpus index.
 fn decoders() -> Vec<String> {
-    let index = repo().join("testdata/coverage/models/index.json");
-    let index: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(index).unwrap()).unwrap();
-    let names: Vec<String> = index["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["family"] == "decoder" || m["family"] == "moe")
-        .map(|m| m["name"].as_str().unwrap().to_string())
+    let (models, _) =
+        tpuc_cli::coverage::read_model_index(&repo().join("testdata/coverage/models")).unwrap();
+    let names: Vec<String> = models
+        .into_iter()
+        .filter(|(_, family)| family == "decoder" || family == "moe")
+        .map(|(name, _)| name)
         .collect();
     assert!(names.len() >= 15, "{names:?}");
     names
-}
-
-fn read_all(dir: &Path) -> Vec<HostTensor> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
-        .collect();
-    files.sort_by_key(|p| {
-        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
-        stem.split('_').next().unwrap().parse::<usize>().unwrap()
-    });
-    files
-        .iter()
-        .map(|p| tpuc_runtime::npy::read_npy(p).unwrap())
-        .collect()
 }
 
 /// The strategies, as (mesh, presets).

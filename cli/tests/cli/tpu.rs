@@ -7,50 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn temp(tag: &str) -> PathBuf {
-    let d = repo()
-        .join("target/test-tmp")
-        .join(format!("tpu-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn libtpu_present() -> bool {
-    let env_set = std::env::var_os("TPUC_LIBTPU").is_some_and(|v| !v.is_empty());
-    match tpuc_runtime::discover::find_libtpu(None) {
-        Ok(_) => true,
-        Err(e) if !env_set => {
-            eprintln!("SKIPPED: TPU compile tests need libtpu ({e})");
-            false
-        }
-        Err(e) => panic!("{e}"),
-    }
-}
-
-fn tpuc(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpuc"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("tpuc runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn manifest(art: &Path) -> tpuc_runtime::Manifest {
-    tpuc_runtime::session::read_manifest(art).unwrap()
-}
+use crate::common::{libtpu_present, manifest, repo, temp, tpuc};
 
 /// Compiles `model` with `extra` flags for `topologies`; the artifact's manifest.
 fn compile(

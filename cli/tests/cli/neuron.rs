@@ -13,43 +13,7 @@ use tpuc_compiler::targets::neuron::{AutoCast, Chip, NeuronOptions};
 use tpuc_compiler::{CompileOptions, Target};
 use tpuc_runtime::{Client, ClientOptions, Plugin};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn temp(tag: &str) -> PathBuf {
-    let d = repo()
-        .join("target/test-tmp")
-        .join(format!("neuron-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn tpuc(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpuc"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("tpuc runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn client() -> Client {
-    let path = tpuc_runtime::discover::find_plugin(None)
-        .expect("no PJRT CPU plugin: run `make setup` or set TPUC_PJRT_PLUGIN");
-    let plugin: Arc<Plugin> = Plugin::load(&path).expect("plugin loads");
-    plugin
-        .create_client(&ClientOptions::cpu(1))
-        .expect("client")
-}
+use crate::common::{client, compile_to, repo, temp, tpuc};
 
 fn trn2(auto_cast: AutoCast) -> CompileOptions {
     CompileOptions {
@@ -117,14 +81,8 @@ fn every_corpus_model_matches_pytorch_with_bf16_auto_cast() {
 }
 
 fn models() -> Vec<String> {
-    let text = std::fs::read_to_string(repo().join("testdata/models/index.json")).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    v["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m.as_str().unwrap().to_string())
-        .collect()
+    let (models, _) = coverage::read_model_index(&repo().join("testdata/models")).unwrap();
+    models.into_iter().map(|(name, _)| name).collect()
 }
 
 /// The instructions of HLO text that compute in a 64-bit type: everything but the
@@ -249,15 +207,7 @@ fn what_neuron_devices_cannot_run_is_refused_naming_the_node() {
             && err.contains("--keep-int64"),
         "{err}"
     );
-    let (ok, _, err) = tpuc(&[
-        "compile",
-        big.to_str().unwrap(),
-        "-o",
-        art.to_str().unwrap(),
-        "--target",
-        "trn2",
-        "--keep-int64",
-    ]);
+    let (ok, _, err) = compile_to(&big, &art, &["--target", "trn2", "--keep-int64"]);
     assert!(ok, "{err}");
     let manifest = tpuc_runtime::session::read_manifest(&art).unwrap();
     assert!(!manifest.neuron.unwrap().int64_narrowed);
@@ -363,14 +313,7 @@ fn decode_steps_generate_pytorchs_tokens_as_neuron_hlo() {
     for form in ["exported", "core"] {
         let art = out.join(format!("gpt2-{form}.tpuc"));
         let model = data.join(format!("{form}.pt2"));
-        let (ok, _, err) = tpuc(&[
-            "compile",
-            model.to_str().unwrap(),
-            "-o",
-            art.to_str().unwrap(),
-            "--target",
-            "trn2",
-        ]);
+        let (ok, _, err) = compile_to(&model, &art, &["--target", "trn2"]);
         assert!(ok, "{err}");
         // The state's updates may reuse its buffers: HLO's input/output aliases.
         let text = std::fs::read_to_string(art.join("model.hlo.txt")).unwrap();

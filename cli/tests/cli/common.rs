@@ -1,0 +1,126 @@
+//! Helpers every test module shares: the repository, the `tpuc` binary, temporary
+//! directories, `.npy` files in order, the CPU plugin's client, libtpu's presence.
+// The runtime-only build (no `compiler` feature) compiles the modules that use some of
+// these out.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The repository root (tests run `tpuc` from there).
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Runs `tpuc` with `args` in the repository root: (success, stdout, stderr).
+pub fn tpuc(args: &[&str]) -> (bool, String, String) {
+    tpuc_env(args, &[])
+}
+
+/// [`tpuc`] with extra environment variables.
+pub fn tpuc_env(args: &[&str], env: &[(&str, &Path)]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tpuc"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(repo())
+        .output()
+        .expect("tpuc runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// The `.npy` files of `dir` in the order of their leading index (`0_x.npy`, `1_y.npy`).
+pub fn sorted_npy(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+        .collect();
+    v.sort_by_key(|p| {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        stem.split('_').next().unwrap().parse::<usize>().unwrap()
+    });
+    v
+}
+
+/// The tensors of the `.npy` files of `dir`, in [`sorted_npy`]'s order.
+pub fn read_all(dir: &Path) -> Vec<tpuc_runtime::HostTensor> {
+    sorted_npy(dir)
+        .iter()
+        .map(|p| tpuc_runtime::npy::read_npy(p).unwrap())
+        .collect()
+}
+
+/// A new empty directory under `target/test-tmp`, unique to this call.
+pub fn temp(tag: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let d = repo()
+        .join("target/test-tmp")
+        .join(format!("cli-{tag}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A client of the CPU plugin with one device.
+pub fn client() -> tpuc_runtime::Client {
+    let path = tpuc_runtime::discover::find_plugin(None)
+        .expect("no PJRT CPU plugin: run `make setup` or set TPUC_PJRT_PLUGIN");
+    let plugin = tpuc_runtime::Plugin::load(&path).expect("plugin loads");
+    plugin
+        .create_client(&tpuc_runtime::ClientOptions::cpu(1))
+        .expect("client")
+}
+
+/// Whether libtpu is here for the TPU compile tests (they skip, saying so, when it is
+/// not; with `TPUC_LIBTPU` set it must be).
+pub fn libtpu_present() -> bool {
+    let env_set = std::env::var_os("TPUC_LIBTPU").is_some_and(|v| !v.is_empty());
+    match tpuc_runtime::discover::find_libtpu(None) {
+        Ok(_) => true,
+        Err(e) if !env_set => {
+            eprintln!("SKIPPED: TPU compile tests need libtpu ({e})");
+            false
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The manifest of the artifact at `art`.
+pub fn manifest(art: &Path) -> tpuc_runtime::Manifest {
+    tpuc_runtime::session::read_manifest(art).unwrap()
+}
+
+/// `tpuc compile MODEL -o ART EXTRA...`: (success, stdout, stderr).
+pub fn compile_to(model: &Path, art: &Path, extra: &[&str]) -> (bool, String, String) {
+    let mut args = vec![
+        "compile",
+        model.to_str().unwrap(),
+        "-o",
+        art.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    tpuc(&args)
+}
+
+/// `tpuc run ART` with the `inputs/` of `model_dir` as `--input`s and its `expected/`
+/// as `--expect`s, then `extra`.
+pub fn run_expect_args(art: &Path, model_dir: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["run".to_string(), art.to_string_lossy().to_string()];
+    for p in sorted_npy(&model_dir.join("inputs")) {
+        args.extend(["--input".to_string(), p.to_string_lossy().to_string()]);
+    }
+    for p in sorted_npy(&model_dir.join("expected")) {
+        args.extend(["--expect".to_string(), p.to_string_lossy().to_string()]);
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}

@@ -1,0 +1,88 @@
+//! Helpers the test modules share: the repository, the corpus, temporary
+//! directories, the CPU plugin's client, `.npy` files in order and the calls of
+//! `meta.json`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use tpuc_runtime::{Client, ClientOptions, HostTensor, Plugin};
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+pub fn models() -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join("testdata/models/index.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect()
+}
+
+pub fn model_path(name: &str, form: &str) -> PathBuf {
+    repo().join(format!("testdata/models/{name}/{form}.pt2"))
+}
+
+/// A fresh temporary directory under target/ (removed by the caller or left for inspection).
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = repo()
+        .join("target/test-tmp")
+        .join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn client() -> &'static Client {
+    static CLIENT: OnceLock<Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        let path = tpuc_runtime::discover::find_plugin(None)
+            .expect("no PJRT CPU plugin: run `make setup` or set TPUC_PJRT_PLUGIN");
+        let plugin: Arc<Plugin> = Plugin::load(&path).expect("plugin loads");
+        plugin
+            .create_client(&ClientOptions::cpu(1))
+            .expect("client")
+    })
+}
+
+pub fn sorted_npy(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+        .collect();
+    v.sort_by_key(|p| {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        stem.split('_')
+            .next()
+            .unwrap()
+            .parse::<usize>()
+            .unwrap_or(0)
+    });
+    v
+}
+
+/// The inputs and expected outputs of each call listed in a testdata `meta.json`.
+pub fn meta_calls(dir: &Path) -> Vec<(Vec<HostTensor>, Vec<HostTensor>)> {
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+    let load = |list: &serde_json::Value| -> Vec<HostTensor> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|p| tpuc_runtime::npy::read_npy(dir.join(p.as_str().unwrap())).unwrap())
+            .collect()
+    };
+    meta["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (load(&c["inputs"]), load(&c["expected"])))
+        .collect()
+}
