@@ -12,7 +12,7 @@ use melior::Context;
 use tpuc_dialects::func::append_function;
 use tpuc_dialects::stablehlo::scalar_literal;
 use tpuc_dialects::{aten, DialectError, TValue, TensorType};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use crate::frontend::{Arg, Graph, InputKind, Node, TensorMeta};
 use crate::CompileError;

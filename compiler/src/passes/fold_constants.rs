@@ -31,7 +31,7 @@ use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
 use rustc_hash::FxHashMap;
 use tpuc_dialects::TensorType;
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::{ir, Pass};
 use crate::CompileError;

@@ -42,7 +42,7 @@
 
 use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::{
     binary, composite_attribute, def, dot_dims, either, float_attr, ir, is, result, same, ty, Found,

@@ -3,7 +3,7 @@
 
 use tpuc_dialects::stablehlo::{Cmp, ReduceKind};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::elementwise::splat;
 use super::linear::matmul;

@@ -19,7 +19,7 @@
 
 use tpuc_dialects::stablehlo::Cmp;
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::{LResult, LowerError};
 

@@ -6,7 +6,7 @@
 
 use tpuc_dialects::stablehlo::{integer_bounds, Cmp};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::{AtenOp, LResult, LowerError};
 

@@ -3,7 +3,7 @@
 
 use tpuc_dialects::stablehlo::{Cmp, GatherDims, ReduceKind, ScatterDims};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::elementwise::{broadcast_shapes, splat};
 use super::op::norm_dim;

@@ -4,7 +4,7 @@
 
 use tpuc_dialects::stablehlo::{Cmp, DotDims, ReduceKind};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::{AtenOp, LResult, LowerError};
 

@@ -3,7 +3,7 @@
 
 use tpuc_dialects::stablehlo::ReduceKind;
 use tpuc_dialects::{Emitter, TValue};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::elementwise::splat;
 use super::{AtenOp, LResult, LowerError};

@@ -9,7 +9,7 @@ use melior::ir::attribute::AttributeLike;
 use melior::ir::operation::{OperationLike, OperationRef};
 use melior::ir::ValueLike;
 use tpuc_dialects::{aten, TValue, TensorType};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::{LResult, LowerError};
 

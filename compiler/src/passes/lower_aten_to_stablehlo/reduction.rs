@@ -5,7 +5,7 @@
 
 use tpuc_dialects::stablehlo::{integer_bounds, ReduceKind, WindowParams};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::elementwise::{accumulator, splat, to_type};
 use super::op::norm_dim;

@@ -8,7 +8,7 @@
 
 use tpuc_dialects::stablehlo::{Cmp, GatherDims};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::pooling::apply_along;
 use super::{AtenOp, LResult, LowerError};

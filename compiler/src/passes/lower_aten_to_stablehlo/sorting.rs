@@ -5,7 +5,7 @@
 //! their original order (stable), so indices of equal values ascend.
 
 use tpuc_dialects::{Emitter, TValue};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::op::norm_dim;
 use super::{AtenOp, LResult, LowerError};

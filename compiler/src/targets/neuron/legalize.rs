@@ -18,7 +18,7 @@ use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use crate::passes::{ir, Pass};
 use crate::CompileError;

@@ -12,7 +12,7 @@
 //! default (row-major) layout. Each instruction's metadata names its graph node.
 //! [`text`] prints the module as HLO text, for people and snapshots.
 
-pub mod proto;
+pub use tpuc_artifact::xla::hlo as proto;
 pub mod text;
 
 use std::collections::HashMap;
@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use melior::ir::Module;
 use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use crate::passes::ir;
 use crate::CompileError;
