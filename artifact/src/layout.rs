@@ -76,7 +76,10 @@ mod tests {
         let mut sizes = Bindings::new();
         sizes.insert("s0".to_string(), 4);
         sizes.insert("s1".to_string(), 7);
-        assert_eq!(specialization_file(&sizes), "specializations/s0=4,s1=7.mlir");
+        assert_eq!(
+            specialization_file(&sizes),
+            "specializations/s0=4,s1=7.mlir"
+        );
         assert_eq!(
             tpu_executable_file("v5e:2x2", "0123abcd"),
             PathBuf::from("tpu/v5e-2x2/libtpu-0123abcd.executable")

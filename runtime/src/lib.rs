@@ -40,7 +40,6 @@ pub use compile_options::CompileOptions;
 pub use dtype::DType;
 pub use error::{ErrorCode, Result, RuntimeError};
 pub use manifest::Manifest;
-pub use tpuc_artifact::ArtifactError;
 pub use pjrt::{
     Buffer, Client, ClientOptions, CompiledMemoryStats, Device, LoadedExecutable, Plugin,
 };
@@ -49,3 +48,4 @@ pub use session::{
     Session, ShardedBuffers, TransferStats,
 };
 pub use tensor::HostTensor;
+pub use tpuc_artifact::ArtifactError;

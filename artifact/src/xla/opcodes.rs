@@ -183,7 +183,19 @@ mod tests {
             ..Default::default()
         };
         let stats = opcode_stats(&module.encode_to_vec()).unwrap();
-        assert_eq!(stats["parameter"], OpcodeStats { count: 1, result_bytes: 64 });
-        assert_eq!(stats["all-gather"], OpcodeStats { count: 2, result_bytes: 512 + 24 });
+        assert_eq!(
+            stats["parameter"],
+            OpcodeStats {
+                count: 1,
+                result_bytes: 64
+            }
+        );
+        assert_eq!(
+            stats["all-gather"],
+            OpcodeStats {
+                count: 2,
+                result_bytes: 512 + 24
+            }
+        );
     }
 }

@@ -19,8 +19,8 @@ use std::collections::HashMap;
 
 use melior::ir::Module;
 use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
-use tpuc_dialects::TensorType;
 use tpuc_artifact::DType;
+use tpuc_dialects::TensorType;
 
 use crate::passes::ir;
 use crate::CompileError;
