@@ -1,7 +1,10 @@
 //! tpuc runtime: loads compiled artifacts and executes them through PJRT plugins.
 //!
 //! Architecture invariant: this crate never links MLIR or LLVM. A deployment needs
-//! only this crate (or the runtime-only binary), an artifact and a PJRT plugin.
+//! only this crate (or the runtime-only binary), an artifact and a PJRT plugin. The
+//! invariant is a crate boundary: among tpuc's crates this one depends on
+//! `tpuc-artifact` only, which the compiler depends on too (checked by
+//! `artifact/tests/boundary.rs`).
 //!
 //! - [`pjrt`]: the PJRT C API, declared by hand, and safe wrappers (plugin, client,
 //!   executables, buffers).
