@@ -569,7 +569,7 @@ fn scaling_rows(opts: &CorpusOptions) -> Result<Vec<ScalingRow>, BoxError> {
         }
         let out = dir.join("weights.tpuc");
         let (wall_s, stderr, stages, peak_mib) = timed_compile(opts, &model, &out, true)?;
-        let bytes = std::fs::metadata(out.join("weights.safetensors"))?.len();
+        let bytes = std::fs::metadata(out.join(tpuc_runtime::layout::WEIGHTS_FILE))?.len();
         let nodes = stderr
             .split(" nodes")
             .next()

@@ -49,7 +49,7 @@ fn compile(tpuc: &Path, input: &Path, out: &Path) -> Result<(), BoxError> {
 
 /// StableHLO ops of an artifact's program (its composites' decompositions included).
 fn op_count(artifact: &Path) -> Result<usize, BoxError> {
-    let text = std::fs::read_to_string(artifact.join("program.mlir"))?;
+    let text = std::fs::read_to_string(artifact.join(tpuc_runtime::layout::PROGRAM_FILE))?;
     Ok(text.matches("\"stablehlo.").count())
 }
 

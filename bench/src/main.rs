@@ -196,7 +196,7 @@ fn write_add_artifact(dir: &Path) -> Result<(), BoxError> {
         "target": "tpu",
         "stablehlo_version": "1.0.0",
         "source": { "file": "(written by tpuc-bench)", "blake3": sum },
-        "program": { "file": "program.mlir", "blake3": sum },
+        "program": { "file": tpuc_runtime::layout::PROGRAM_FILE, "blake3": sum },
         "weights": { "file": "", "blake3": "" },
         "arguments": [
             { "name": "a", "kind": "user_input", "dtype": "f32", "shape": [8] },
@@ -205,9 +205,9 @@ fn write_add_artifact(dir: &Path) -> Result<(), BoxError> {
         "outputs": [ { "name": "sum", "dtype": "f32", "shape": [8] } ]
     });
     std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("program.mlir"), program)?;
+    std::fs::write(dir.join(tpuc_runtime::layout::PROGRAM_FILE), program)?;
     std::fs::write(
-        dir.join("manifest.json"),
+        dir.join(tpuc_runtime::layout::MANIFEST_FILE),
         serde_json::to_string_pretty(&manifest)? + "\n",
     )?;
     Ok(())
@@ -503,7 +503,7 @@ fn run_jax(args: &Args, python: &Path, measured: &[&Measured]) -> Result<JaxRepo
         .map(|m| {
             serde_json::json!({
                 "name": m.name,
-                "program": m.dir.join("program.mlir"),
+                "program": m.dir.join(tpuc_runtime::layout::PROGRAM_FILE),
                 "args": m.jax_args,
                 "expected": m.jax_expected,
                 "user_inputs": m.user_indices,

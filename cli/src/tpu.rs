@@ -3,7 +3,7 @@
 //! serialized executable next to the portable program, and records XLA's per-chip
 //! figures (`tpuc report` prints them).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use tpuc_runtime::manifest::{FileRef, Manifest, TpuExecutable, TpuReport};
@@ -59,16 +59,6 @@ pub fn chips_in(topology: &str) -> Option<usize> {
     grid.split('x')
         .map(|d| d.parse::<usize>().ok())
         .product::<Option<usize>>()
-}
-
-/// `v5e:2x2` as a file name component: `v5e-2x2`.
-fn file_component(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
-            _ => '-',
-        })
-        .collect()
 }
 
 /// libtpu, loaded (once per process). Its initialization prints warnings about the TPU
@@ -269,9 +259,7 @@ pub fn compile_for_topologies(
             fits: hbm == 0 || stats.peak_memory_in_bytes <= hbm,
             compile_seconds,
         };
-        let relative: PathBuf = Path::new("tpu")
-            .join(file_component(name))
-            .join(format!("libtpu-{build_key}.executable"));
+        let relative = tpuc_runtime::layout::tpu_executable_file(name, &build_key);
         let path = dir.join(&relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)

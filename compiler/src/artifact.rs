@@ -1,5 +1,5 @@
 //! Writing artifacts: `manifest.json`, `program.mlir` and `weights.safetensors` in a
-//! directory (layout in `tpuc_runtime::manifest`).
+//! directory (layout in `tpuc_artifact::layout`).
 //!
 //! Everything is written into a temporary sibling directory and renamed into place at
 //! the end, so a failed compile leaves nothing half-written; an existing directory is
@@ -11,19 +11,17 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use tpuc_runtime::manifest::{
+use tpuc_artifact::manifest::{
     Argument, ArgumentKind, Checksum, FileRef, Manifest, TensorSpec, FORMAT_VERSION,
 };
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use crate::frontend::{ExportedModel, InputKind, StreamError, WeightRange};
 use crate::{
     CompileError, CompileOptions, CompileReport, MissingWeights, Progress, STABLEHLO_VERSION,
 };
 
-pub const MANIFEST_FILE: &str = "manifest.json";
-pub const PROGRAM_FILE: &str = "program.mlir";
-pub const WEIGHTS_FILE: &str = "weights.safetensors";
+pub use tpuc_artifact::layout::{MANIFEST_FILE, PROGRAM_FILE, WEIGHTS_FILE};
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CompileError + '_ {
     move |source| CompileError::Io {
@@ -211,7 +209,7 @@ fn write_safetensors(
         header.insert(
             e.key.clone(),
             serde_json::json!({
-                "dtype": tpuc_runtime::safetensors::dtype_name(e.dtype),
+                "dtype": tpuc_artifact::safetensors::dtype_name(e.dtype),
                 "shape": e.shape,
                 "data_offsets": [offset, offset + e.bytes],
             }),
@@ -328,9 +326,9 @@ fn write_weights<'m>(
 /// How a sharded compile partitioned the program: the manifest's `partitioning` and
 /// the sharding of every argument and output of `@main`, in order.
 pub struct Partitioned {
-    pub partitioning: tpuc_runtime::manifest::Partitioning,
-    pub arguments: Vec<tpuc_runtime::sharding::TensorSharding>,
-    pub outputs: Vec<tpuc_runtime::sharding::TensorSharding>,
+    pub partitioning: tpuc_artifact::manifest::Partitioning,
+    pub arguments: Vec<tpuc_artifact::sharding::TensorSharding>,
+    pub outputs: Vec<tpuc_artifact::sharding::TensorSharding>,
 }
 
 /// A Neuron artifact's HLO: the serialized module, its text, and the manifest
@@ -338,7 +336,7 @@ pub struct Partitioned {
 pub struct NeuronFiles {
     pub hlo: Vec<u8>,
     pub text: String,
-    pub program: tpuc_runtime::manifest::NeuronProgram,
+    pub program: tpuc_artifact::manifest::NeuronProgram,
 }
 
 /// What a compile produced, for [`write`]: the StableHLO `program` and what goes with it.

@@ -228,7 +228,7 @@ pub fn compile(
     watch.lap("print");
     let partitioned = match (&options.sharding, records.shardings) {
         (Some(request), Some((args, results))) => Some(artifact::Partitioned {
-            partitioning: tpuc_runtime::manifest::Partitioning::new(
+            partitioning: tpuc_artifact::manifest::Partitioning::new(
                 request.mesh.clone(),
                 request.format,
             ),

@@ -9,10 +9,10 @@ use rustc_hash::FxHashMap as HashMap;
 use melior::ir::block::BlockLike;
 use melior::ir::{Block, Location, Module, Region, RegionLike};
 use melior::Context;
+use tpuc_artifact::DType;
 use tpuc_dialects::func::append_function;
 use tpuc_dialects::stablehlo::scalar_literal;
 use tpuc_dialects::{aten, DialectError, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use crate::frontend::{Arg, Graph, InputKind, Node, TensorMeta};
 use crate::CompileError;

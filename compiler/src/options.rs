@@ -75,25 +75,25 @@ pub struct CompileOptions {
     pub finish: Option<FinishFn>,
     /// Of a program exported with `dynamic_shapes`: the sizes to specialize it for
     /// ahead of time, besides the example inputs' (`tpuc compile --specialize`).
-    pub specialize: Vec<tpuc_runtime::symbolic::Bindings>,
+    pub specialize: Vec<tpuc_artifact::symbolic::Bindings>,
 }
 
 /// See [`CompileOptions::finish`]: called with the artifact's temporary directory, its
 /// manifest and the program with node locations ([`program_with_node_locations`]).
 pub type FinishFn = std::sync::Arc<
-    dyn Fn(&Path, &mut tpuc_runtime::manifest::Manifest, &str) -> Result<(), String> + Send + Sync,
+    dyn Fn(&Path, &mut tpuc_artifact::manifest::Manifest, &str) -> Result<(), String> + Send + Sync,
 >;
 
 /// A device mesh, the strategies that shard the program over it, and the form the
 /// shardings are written in.
 #[derive(Debug, Clone)]
 pub struct ShardingRequest {
-    pub mesh: tpuc_runtime::sharding::Mesh,
+    pub mesh: tpuc_artifact::sharding::Mesh,
     pub presets: Vec<ShardPreset>,
     /// `--sharding-rules`: weight name patterns and their shardings, applied after
     /// the presets (see [`sharding::parse_rules`]).
     pub rules: Vec<sharding::Rule>,
-    pub format: tpuc_runtime::manifest::ShardingFormat,
+    pub format: tpuc_artifact::manifest::ShardingFormat,
 }
 
 /// A sharding strategy of `--shard`.

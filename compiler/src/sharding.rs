@@ -1,9 +1,9 @@
 //! Sharding strategies (`tpuc compile --shard`) and rules (`--sharding-rules`): the
 //! shardings of `@main`'s arguments they imply, which `stablehlo-propagate-sharding`
 //! then carries through the program. Meshes and shardings themselves are
-//! `tpuc_runtime::sharding`'s.
+//! `tpuc_artifact::sharding`'s.
 
-use tpuc_runtime::sharding::TensorSharding;
+use tpuc_artifact::sharding::TensorSharding;
 
 use crate::frontend::graph::{Graph, InputKind};
 use crate::{CompileError, ShardPreset, ShardingRequest};

@@ -13,7 +13,7 @@ use mlir_sys::{MlirBlock, MlirType, MlirValue};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use crate::types::TensorType;
 use crate::DialectError;

@@ -7,7 +7,7 @@
 use melior::ir::r#type::TypeLike;
 use melior::ir::Type;
 use melior::Context;
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use crate::DialectError;
 

@@ -412,7 +412,7 @@ fn check_if(
     operands: &[TensorType],
     results: &[TensorType],
 ) -> Result<(), String> {
-    if operands.len() != 1 || operands[0] != TensorType::scalar(tpuc_runtime::DType::Bool) {
+    if operands.len() != 1 || operands[0] != TensorType::scalar(tpuc_artifact::DType::Bool) {
         return Err(format!(
             "expected one tensor<i1> predicate, found {}",
             show(operands)
@@ -459,7 +459,7 @@ fn check_while(
     if cond_args != operands || body_args != operands {
         return Err("the condition's or the body's arguments differ from the loop state".into());
     }
-    if cond_yields != [TensorType::scalar(tpuc_runtime::DType::Bool)] {
+    if cond_yields != [TensorType::scalar(tpuc_artifact::DType::Bool)] {
         return Err(format!(
             "the condition yields {}, not one tensor<i1>",
             show(&cond_yields)
@@ -538,7 +538,7 @@ fn check_op(
             if operands.len() != 2 || operands[0] != operands[1] {
                 return Err("compare needs two operands of one type".to_string());
             }
-            expect(result, &operands[0].with_dtype(tpuc_runtime::DType::Bool))?;
+            expect(result, &operands[0].with_dtype(tpuc_artifact::DType::Bool))?;
         }
         "stablehlo.select" => {
             if operands.len() != 3

@@ -214,6 +214,32 @@ pub enum RuntimeError {
     InvalidArgument(String),
 }
 
+/// The artifact crate's errors become the variants of the same name, with the same
+/// messages.
+impl From<tpuc_artifact::ArtifactError> for RuntimeError {
+    fn from(e: tpuc_artifact::ArtifactError) -> RuntimeError {
+        use tpuc_artifact::ArtifactError as A;
+        match e {
+            A::Io { path, source } => RuntimeError::Io { path, source },
+            A::Npy {
+                source_name,
+                message,
+            } => RuntimeError::Npy {
+                source_name,
+                message,
+            },
+            A::Safetensors {
+                source_name,
+                message,
+            } => RuntimeError::Safetensors {
+                source_name,
+                message,
+            },
+            A::CompileOptions(message) => RuntimeError::CompileOptions(message),
+        }
+    }
+}
+
 impl RuntimeError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> RuntimeError {
         RuntimeError::Io {

@@ -1,7 +1,10 @@
 //! tpuc runtime: loads compiled artifacts and executes them through PJRT plugins.
 //!
 //! Architecture invariant: this crate never links MLIR or LLVM. A deployment needs
-//! only this crate (or the runtime-only binary), an artifact and a PJRT plugin.
+//! only this crate (or the runtime-only binary), an artifact and a PJRT plugin. The
+//! invariant is a crate boundary: among tpuc's crates this one depends on
+//! `tpuc-artifact` only, which the compiler depends on too (checked by
+//! `artifact/tests/boundary.rs`).
 //!
 //! - [`pjrt`]: the PJRT C API, declared by hand, and safe wrappers (plugin, client,
 //!   executables, buffers).
@@ -11,29 +14,30 @@
 //! - [`discover`]: find a plugin (flag, `TPUC_PJRT_PLUGIN`, `.deps/pjrt`, Python
 //!   environments).
 //! - [`plugin_logging`]: how much plugins log to stderr (quiet unless asked).
+//!
+//! The artifact contract (what the compiler writes and this crate reads) is the
+//! `tpuc-artifact` crate, re-exported here under its old paths:
+//!
+//! - [`manifest`], [`layout`]: the manifest and the artifact's file names.
 //! - [`npy`], [`safetensors`]: tensor file formats.
 //! - [`symbolic`]: dynamic sizes (symbol expressions, ranges, binding to inputs).
 //! - [`hlo`]: opcode counts of a compiled (`HloModuleProto`) program.
+//! - [`compile_options`]: the compile options PJRT compiles take.
 //! - [`sharding`]: device meshes and tensor shardings (split per device, assemble,
 //!   their GSPMD and Shardy texts).
 
 pub mod cache;
 pub mod compare;
-pub mod compile_options;
 pub mod discover;
-pub mod dtype;
 pub mod error;
-pub mod hlo;
-pub mod manifest;
-pub mod npy;
 pub mod pjrt;
 pub mod plugin_logging;
-pub mod safetensors;
 pub mod session;
-pub mod sharding;
-pub mod symbolic;
-pub mod tensor;
 pub mod version;
+
+pub use tpuc_artifact::xla::compile_options;
+pub use tpuc_artifact::xla::opcodes as hlo;
+pub use tpuc_artifact::{dtype, layout, manifest, npy, safetensors, sharding, symbolic, tensor};
 
 pub use compile_options::CompileOptions;
 pub use dtype::DType;
@@ -47,3 +51,4 @@ pub use session::{
     Session, ShardedBuffers, TransferStats,
 };
 pub use tensor::HostTensor;
+pub use tpuc_artifact::ArtifactError;

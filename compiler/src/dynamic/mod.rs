@@ -16,31 +16,23 @@
 //!   demand must repeat of the compile (optimization level, weight packing).
 //!
 //! The runtime binds the symbols from a call's input shapes and picks (or asks for)
-//! the specialization; see `tpuc_runtime::session`.
+//! the specialization; see `tpuc_artifact::session`.
 
 pub mod polymorphic;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use tpuc_runtime::manifest::{Checksum, DynamicShapes, FileRef, Manifest, Specialization};
-use tpuc_runtime::symbolic::{describe_bindings, Bindings, Dim};
+use tpuc_artifact::manifest::{Checksum, DynamicShapes, FileRef, Manifest, Specialization};
+use tpuc_artifact::symbolic::{describe_bindings, Bindings, Dim};
 
 use crate::driver::{lower_program, Emit, Stopwatch};
 use crate::frontend::{self, ExportedModel};
 use crate::pipeline::ProgramFacts;
 use crate::{passes, CompileError, CompileOptions, CompileReport};
 
-/// The exported program inside a dynamic artifact.
-pub const SOURCE_PROGRAM_FILE: &str = "program.json";
-/// The folder of the specializations compiled ahead of time, after the first.
-pub const SPECIALIZATIONS_DIR: &str = "specializations";
-
-/// The file of the specialization for `sizes`, relative to the artifact.
-pub fn specialization_file(sizes: &Bindings) -> String {
-    let key: Vec<String> = sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{SPECIALIZATIONS_DIR}/{}.mlir", key.join(","))
-}
+/// The files of a dynamic artifact: its exported program and its specializations.
+pub use tpuc_artifact::layout::{specialization_file, SOURCE_PROGRAM_FILE, SPECIALIZATIONS_DIR};
 
 fn opt_level_name(level: passes::OptLevel) -> &'static str {
     match level {
@@ -205,7 +197,7 @@ fn mark_dynamic_dims(manifest: &mut Manifest, section: &DynamicShapes) -> Result
         .arguments
         .iter()
         .enumerate()
-        .filter(|(_, a)| a.kind == tpuc_runtime::manifest::ArgumentKind::UserInput)
+        .filter(|(_, a)| a.kind == tpuc_artifact::manifest::ArgumentKind::UserInput)
         .map(|(i, _)| i)
         .collect();
     if users.len() != section.inputs.len() || manifest.outputs.len() < section.outputs.len() {

@@ -24,8 +24,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 #[cfg(test)]
-use tpuc_runtime::symbolic::Expr;
-use tpuc_runtime::symbolic::{Bindings, Dim, Symbol};
+use tpuc_artifact::symbolic::Expr;
+use tpuc_artifact::symbolic::{Bindings, Dim, Symbol};
 
 use crate::driver::{lower_program, Emit, Stopwatch};
 use crate::frontend::ExportedModel;

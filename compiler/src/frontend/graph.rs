@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 /// Shape and element type of one graph value.
 #[derive(Clone, Debug, PartialEq)]

@@ -9,8 +9,8 @@
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
-use tpuc_runtime::symbolic::{Bindings, Dim, Expr, Symbol};
-use tpuc_runtime::DType;
+use tpuc_artifact::symbolic::{Bindings, Dim, Expr, Symbol};
+use tpuc_artifact::DType;
 
 use super::error::{FrontendError, Result};
 use super::graph::{Arg, Graph, InputKind, InputSpec, Node, NodeOutput, TensorMeta};
@@ -595,7 +595,7 @@ fn check_assertion(
     let fail = |condition: String| FrontendError::AssertionFailed {
         node: name.to_string(),
         condition,
-        sizes: tpuc_runtime::symbolic::describe_bindings(bindings),
+        sizes: tpuc_artifact::symbolic::describe_bindings(bindings),
     };
     let int = |i: usize| match args.get(i).map(|(_, a)| a) {
         Some(Arg::Int(v)) => Some(*v),

@@ -19,7 +19,7 @@ pub use graph::{Arg, Graph, InputKind, InputSpec, Node, NodeOutput, TensorMeta};
 
 use archive::{Archive, StoredTensor};
 use error::Result;
-use tpuc_runtime::symbolic::Bindings;
+use tpuc_artifact::symbolic::Bindings;
 
 /// Where the values of the graph's weight inputs come from.
 pub enum WeightSet {
@@ -118,7 +118,7 @@ impl Dynamic {
                 dims.iter()
                     .enumerate()
                     .filter(|(_, dim)| {
-                        matches!(dim, tpuc_runtime::symbolic::Dim::Sym(e) if e.as_symbol() == Some(name))
+                        matches!(dim, tpuc_artifact::symbolic::Dim::Sym(e) if e.as_symbol() == Some(name))
                     })
                     .map(move |(d, _)| format!("dimension {d} of `{input}`"))
             })

@@ -30,8 +30,8 @@ use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
 use rustc_hash::FxHashMap;
+use tpuc_artifact::DType;
 use tpuc_dialects::TensorType;
-use tpuc_runtime::DType;
 
 use super::{ir, Pass};
 use crate::CompileError;

@@ -12,7 +12,7 @@
 
 use melior::ir::Module;
 use melior::Context;
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::{ir, Pass};
 use crate::CompileError;

@@ -191,13 +191,13 @@ fn entries() -> Vec<(&'static str, Constructor)> {
         ("neuron-auto-cast-bf16", |s, _| {
             plain(
                 s,
-                neuron::auto_cast::NeuronAutoCast(tpuc_runtime::DType::Bf16),
+                neuron::auto_cast::NeuronAutoCast(tpuc_artifact::DType::Bf16),
             )
         }),
         ("neuron-auto-cast-fp16", |s, _| {
             plain(
                 s,
-                neuron::auto_cast::NeuronAutoCast(tpuc_runtime::DType::F16),
+                neuron::auto_cast::NeuronAutoCast(tpuc_artifact::DType::F16),
             )
         }),
         (neuron::check::NAME, |s, _| {

@@ -55,8 +55,8 @@ use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{MlirAttribute, MlirOperation, MlirValue};
 use rustc_hash::FxHashMap;
-use tpuc_runtime::manifest::ShardingFormat;
-use tpuc_runtime::sharding::{Mesh, TensorSharding};
+use tpuc_artifact::manifest::ShardingFormat;
+use tpuc_artifact::sharding::{Mesh, TensorSharding};
 
 use super::ir;
 use crate::import::quote;

@@ -18,8 +18,8 @@
 
 use melior::ir::Module;
 use melior::Context;
-use tpuc_runtime::manifest::ShardingFormat;
-use tpuc_runtime::sharding::{Mesh, TensorSharding};
+use tpuc_artifact::manifest::ShardingFormat;
+use tpuc_artifact::sharding::{Mesh, TensorSharding};
 
 use super::{ir, propagate_sharding, Pass};
 use crate::pipeline::{parse_indices, PassSpec};

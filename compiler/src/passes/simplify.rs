@@ -17,7 +17,7 @@
 use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::{ir, Pass};
 use crate::CompileError;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use melior::ir::Module;
 use melior::Context;
-use tpuc_runtime::sharding::TensorSharding;
+use tpuc_artifact::sharding::TensorSharding;
 
 use super::{ir, merge_dots, propagate_sharding, Pass};
 use crate::CompileError;

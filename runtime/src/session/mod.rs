@@ -132,7 +132,7 @@ impl Session {
                 "the plugin's optimized program is in format `{format}`, not hlo or hlo_with_config"
             ))
         })?;
-        crate::hlo::opcode_stats(module).ok_or_else(|| {
+        crate::hlo::opcode_stats(&module).ok_or_else(|| {
             RuntimeError::InvalidArgument("the optimized program is not an HloModuleProto".into())
         })
     }

@@ -7,8 +7,7 @@ use crate::pjrt::Client;
 use crate::DType;
 use std::path::{Component, Path, PathBuf};
 
-/// Name of the manifest inside an artifact directory.
-pub const MANIFEST_FILE: &str = "manifest.json";
+pub use crate::layout::MANIFEST_FILE;
 
 /// Reads and validates `dir/manifest.json` (format version; no device work).
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {

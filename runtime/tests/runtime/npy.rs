@@ -170,7 +170,10 @@ fn npy_rejects_what_it_cannot_read() {
         std::fs::write(&path, bytes).unwrap();
         let err = read_npy(&path).unwrap_err();
         let msg = err.to_string();
-        assert!(matches!(err, RuntimeError::Npy { .. }), "{msg}");
+        assert!(
+            matches!(err, tpuc_runtime::ArtifactError::Npy { .. }),
+            "{msg}"
+        );
         assert!(msg.contains(needle), "{name}: {msg}");
         assert!(msg.contains(name), "error does not name the file: {msg}");
     }

@@ -41,8 +41,8 @@
 //! outside the pattern.
 
 use mlir_sys::{MlirOperation, MlirValue};
+use tpuc_artifact::DType;
 use tpuc_dialects::TensorType;
-use tpuc_runtime::DType;
 
 use super::{
     binary, composite_attribute, def, dot_dims, either, float_attr, ir, is, result, same, ty, Found,

@@ -424,8 +424,8 @@ pub(super) fn splat_is(v: MlirValue, want: f64) -> bool {
         return false;
     };
     match t.dtype {
-        tpuc_runtime::DType::F32 => got as f32 == want as f32,
-        tpuc_runtime::DType::F64 => got == want,
+        tpuc_artifact::DType::F32 => got as f32 == want as f32,
+        tpuc_artifact::DType::F64 => got == want,
         _ => false,
     }
 }
@@ -571,10 +571,10 @@ fn reduction_body(op: MlirOperation, kind: Reduction) -> bool {
 
 /// Formats `v` as an MLIR float attribute of element type `dtype` (`1.0e-5 : f32`),
 /// exactly: the shortest decimal that reads back as the same value.
-pub(super) fn float_attr(v: f64, dtype: tpuc_runtime::DType) -> Option<String> {
+pub(super) fn float_attr(v: f64, dtype: tpuc_artifact::DType) -> Option<String> {
     let (text, ty) = match dtype {
-        tpuc_runtime::DType::F32 => (format!("{:e}", v as f32), "f32"),
-        tpuc_runtime::DType::F64 => (format!("{v:e}"), "f64"),
+        tpuc_artifact::DType::F32 => (format!("{:e}", v as f32), "f32"),
+        tpuc_artifact::DType::F64 => (format!("{v:e}"), "f64"),
         _ => return None,
     };
     let (mantissa, exponent) = text.split_once('e')?;
@@ -589,7 +589,7 @@ pub(super) fn float_attr(v: f64, dtype: tpuc_runtime::DType) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::float_attr;
-    use tpuc_runtime::DType;
+    use tpuc_artifact::DType;
 
     #[test]
     fn float_attributes_read_back_exactly() {

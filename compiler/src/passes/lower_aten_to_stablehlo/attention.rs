@@ -1,9 +1,9 @@
 //! `scaled_dot_product_attention`, decomposed as PyTorch's math reference does:
 //! `softmax(q @ k^T * scale + mask) @ v`, with causal masks and grouped-query heads.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::{Cmp, ReduceKind};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::elementwise::splat;
 use super::linear::matmul;

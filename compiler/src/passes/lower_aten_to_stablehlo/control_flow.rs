@@ -17,9 +17,9 @@
 //!   front and flipped `xs` for `reverse=True`);
 //! - `map_impl(body_graph, xs, args)` → the same loop without carries.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::Cmp;
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::{LResult, LowerError};
 

@@ -1,9 +1,9 @@
 //! Tensor creation: `arange`, `full`/`zeros`/`ones` (and their `_like`/`new_`
 //! forms), `scalar_tensor`, `eye`, and the `triu`/`tril` masks built from iotas.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::Cmp;
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::elementwise::{splat, to_type};
 use super::{AtenOp, LResult, LowerError};

@@ -4,9 +4,9 @@
 //! Arithmetic is computed in the result dtype the graph records (PyTorch already did
 //! type promotion); comparisons promote their operands with PyTorch's rules.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::{integer_bounds, Cmp};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::{AtenOp, LResult, LowerError};
 

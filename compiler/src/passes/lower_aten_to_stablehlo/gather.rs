@@ -1,9 +1,9 @@
 //! Indexing: `embedding`, `index_select`, advanced indexing (`index.Tensor`) and
 //! `gather`, all as `stablehlo.gather`. Negative indices wrap as in PyTorch.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::{Cmp, GatherDims, ReduceKind, ScatterDims};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::elementwise::{broadcast_shapes, splat};
 use super::op::norm_dim;

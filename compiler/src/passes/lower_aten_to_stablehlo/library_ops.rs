@@ -2,9 +2,9 @@
 //! models as they are: `transformers.grouped_mm_fallback` (the mixture-of-experts
 //! grouped matmul of transformers 5) and `aten._grouped_mm`.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::{Cmp, DotDims, ReduceKind};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::{AtenOp, LResult, LowerError};
 

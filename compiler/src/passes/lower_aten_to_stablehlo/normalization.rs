@@ -1,9 +1,9 @@
 //! Normalizations in inference form: batch norm (running statistics), layer norm,
 //! group norm and RMS norm. Half-precision inputs are normalized in f32.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::ReduceKind;
 use tpuc_dialects::{Emitter, TValue};
-use tpuc_runtime::DType;
 
 use super::elementwise::splat;
 use super::{AtenOp, LResult, LowerError};

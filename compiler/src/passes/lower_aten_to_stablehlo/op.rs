@@ -8,8 +8,8 @@ use rustc_hash::FxHashMap;
 use melior::ir::attribute::AttributeLike;
 use melior::ir::operation::{OperationLike, OperationRef};
 use melior::ir::ValueLike;
+use tpuc_artifact::DType;
 use tpuc_dialects::{aten, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::{LResult, LowerError};
 

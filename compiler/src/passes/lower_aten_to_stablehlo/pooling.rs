@@ -2,9 +2,9 @@
 //! adaptive average pooling (exact for every input/output size, as two or three
 //! contractions with averaging matrices).
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::{Cmp, DotDims, ReduceKind, WindowParams};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::elementwise::splat;
 use super::{AtenOp, LResult, LowerError};

@@ -3,9 +3,9 @@
 //!
 //! Half-precision inputs accumulate in f32, as PyTorch does on CPU.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::{integer_bounds, ReduceKind, WindowParams};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::elementwise::{accumulator, splat, to_type};
 use super::op::norm_dim;

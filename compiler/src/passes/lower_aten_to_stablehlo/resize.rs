@@ -6,9 +6,9 @@
 //! [`super::pooling::apply_along`]. Separable, exact for nearest modes, and the same
 //! weights as PyTorch for linear modes.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::{Cmp, GatherDims};
 use tpuc_dialects::{Emitter, TValue, TensorType};
-use tpuc_runtime::DType;
 
 use super::pooling::apply_along;
 use super::{AtenOp, LResult, LowerError};

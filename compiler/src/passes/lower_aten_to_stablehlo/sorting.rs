@@ -4,8 +4,8 @@
 //! Order follows PyTorch: ascending puts NaN last, descending puts NaN first; ties keep
 //! their original order (stable), so indices of equal values ascend.
 
+use tpuc_artifact::DType;
 use tpuc_dialects::{Emitter, TValue};
-use tpuc_runtime::DType;
 
 use super::op::norm_dim;
 use super::{AtenOp, LResult, LowerError};

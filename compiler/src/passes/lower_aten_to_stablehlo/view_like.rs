@@ -358,7 +358,7 @@ fn diff(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         let a = e.slice(&cur, &s0, &l0, &ones)?;
         let b = e.slice(&cur, &s1, &l1, &ones)?;
         s0.clear();
-        cur = if cur.dtype() == tpuc_runtime::DType::Bool {
+        cur = if cur.dtype() == tpuc_artifact::DType::Bool {
             e.binary("stablehlo.xor", &b, &a)?
         } else {
             e.sub(&b, &a)?
@@ -426,7 +426,7 @@ fn index_pad(op: &AtenOp, e: &Emitter, mode: PadMode) -> LResult<Vec<TValue>> {
             })
             .collect();
         let idx = e.constant_elements(
-            &tpuc_dialects::TensorType::new(vec![out], tpuc_runtime::DType::I64),
+            &tpuc_dialects::TensorType::new(vec![out], tpuc_artifact::DType::I64),
             &positions,
         )?;
         cur = super::gather::take(e, &cur, &idx, dim)?;
@@ -464,7 +464,7 @@ fn diagonal(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         .flat_map(|i| [(i + r0).to_string(), (i + c0).to_string()])
         .collect();
     let idx = e.constant_elements(
-        &tpuc_dialects::TensorType::new(vec![len, 2], tpuc_runtime::DType::I64),
+        &tpuc_dialects::TensorType::new(vec![len, 2], tpuc_artifact::DType::I64),
         &lits,
     )?;
     let mut slice_sizes = xt.shape().to_vec();
@@ -509,7 +509,7 @@ fn as_strided(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             "as_strided reads element {last} of a tensor with {total} elements"
         )));
     }
-    let it = tpuc_dialects::TensorType::new(size.clone(), tpuc_runtime::DType::I64);
+    let it = tpuc_dialects::TensorType::new(size.clone(), tpuc_artifact::DType::I64);
     let mut flat_idx = e.constant(&it, offset as f64)?;
     for (k, &st) in stride.iter().enumerate() {
         let i = e.iota(&it, k as i64)?;

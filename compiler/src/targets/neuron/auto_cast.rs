@@ -10,7 +10,7 @@
 
 use melior::ir::Module;
 use melior::Context;
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use crate::passes::{ir, Pass};
 use crate::CompileError;

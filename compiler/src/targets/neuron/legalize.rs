@@ -17,8 +17,8 @@
 use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
+use tpuc_artifact::DType;
 use tpuc_dialects::TensorType;
-use tpuc_runtime::DType;
 
 use crate::passes::{ir, Pass};
 use crate::CompileError;

@@ -15,7 +15,7 @@ pub mod check;
 pub mod hlo;
 pub mod legalize;
 
-use tpuc_runtime::DType;
+use tpuc_artifact::DType;
 
 use super::{Feature, TargetSpec};
 use crate::pipeline::PassSpec;
@@ -99,11 +99,8 @@ impl Default for NeuronOptions {
     }
 }
 
-/// The file names of a Neuron artifact's HLO.
-pub const HLO_FILE: &str = "model.hlo.pb";
-pub const HLO_TEXT_FILE: &str = "model.hlo.txt";
-/// What `neuronx-cc` writes.
-pub const NEFF_FILE: &str = "model.neff";
+/// The file names of a Neuron artifact's HLO, and what `neuronx-cc` writes.
+pub use tpuc_artifact::layout::{HLO_FILE, HLO_TEXT_FILE, NEFF_FILE};
 
 /// The `neuronx-cc` command line that compiles the artifact's HLO for `chip`. tpuc has
 /// already applied `--auto-cast` in the program, so the device compiler is told to
@@ -201,14 +198,14 @@ pub fn artifact_files(
         );
     }
     let proto = hlo::emit(module, stem, names)?;
-    let unwritten = || tpuc_runtime::manifest::FileRef {
+    let unwritten = || tpuc_artifact::manifest::FileRef {
         file: String::new(),
-        checksum: tpuc_runtime::manifest::Checksum::of(&[]),
+        checksum: tpuc_artifact::manifest::Checksum::of(&[]),
     };
     let files = crate::artifact::NeuronFiles {
         hlo: prost::Message::encode_to_vec(&proto),
         text: hlo::text::print(&proto),
-        program: tpuc_runtime::manifest::NeuronProgram {
+        program: tpuc_artifact::manifest::NeuronProgram {
             target: chip.name().to_string(),
             hlo: unwritten(),
             hlo_text: unwritten(),

@@ -12,15 +12,15 @@
 //! default (row-major) layout. Each instruction's metadata names its graph node.
 //! [`text`] prints the module as HLO text, for people and snapshots.
 
-pub mod proto;
+pub use tpuc_artifact::xla::hlo as proto;
 pub mod text;
 
 use std::collections::HashMap;
 
 use melior::ir::Module;
 use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
+use tpuc_artifact::DType;
 use tpuc_dialects::TensorType;
-use tpuc_runtime::DType;
 
 use crate::passes::ir;
 use crate::CompileError;

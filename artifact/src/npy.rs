@@ -4,7 +4,7 @@
 //! Fortran-order and big-endian arrays are rejected with an error that says so, as are
 //! object arrays, structured dtypes and bfloat16 (which numpy does not have).
 
-use crate::error::{Result, RuntimeError};
+use crate::error::{ArtifactError, Result};
 use crate::{DType, HostTensor};
 use std::path::Path;
 
@@ -13,7 +13,7 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// Reads a `.npy` file.
 pub fn read_npy(path: impl AsRef<Path>) -> Result<HostTensor> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|e| RuntimeError::io(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| ArtifactError::io(path, e))?;
     decode_npy(&bytes, &path.display().to_string())
 }
 
@@ -21,11 +21,11 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<HostTensor> {
 pub fn write_npy(path: impl AsRef<Path>, tensor: &HostTensor) -> Result<()> {
     let path = path.as_ref();
     let bytes = encode_npy(tensor, &path.display().to_string())?;
-    std::fs::write(path, bytes).map_err(|e| RuntimeError::io(path, e))
+    std::fs::write(path, bytes).map_err(|e| ArtifactError::io(path, e))
 }
 
-fn err(source_name: &str, message: impl Into<String>) -> RuntimeError {
-    RuntimeError::Npy {
+fn err(source_name: &str, message: impl Into<String>) -> ArtifactError {
+    ArtifactError::Npy {
         source_name: source_name.to_string(),
         message: message.into(),
     }

@@ -1,4 +1,6 @@
-//! The subset of XLA's `HloModuleProto` that tpuc writes, as `prost` messages.
+//! The subset of XLA's `HloModuleProto` that tpuc writes (the Neuron target's program)
+//! and reads (the programs PJRT plugins compile, [`super::opcodes`]), as `prost`
+//! messages.
 //!
 //! Field numbers are those of XLA's `xla/service/hlo.proto` and `xla/xla_data.proto`;
 //! only the fields tpuc sets are declared (a decoder skips the rest). Messages and
@@ -39,6 +41,15 @@ pub struct HloModuleProto {
     /// Parameters whose buffers an output may reuse (a stateful program's state).
     #[prost(message, optional, tag = "8")]
     pub input_output_alias: Option<HloInputOutputAliasProto>,
+}
+
+/// `HloModuleProtoWithConfig`: the `hlo_with_config` format PJRT plugins return for
+/// optimized programs. The module is kept as its bytes (the same wire form as the
+/// message), for [`HloModuleProto::decode`].
+#[derive(Clone, PartialEq, Message)]
+pub struct HloModuleProtoWithConfig {
+    #[prost(bytes = "vec", tag = "1")]
+    pub hlo_module: Vec<u8>,
 }
 
 #[derive(Clone, PartialEq, Message)]

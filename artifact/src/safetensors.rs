@@ -6,7 +6,7 @@
 //! copying; [`SafeTensors::tensor`] copies them into a [`HostTensor`]. Every offset is
 //! validated against the file size before anything is read.
 
-use crate::error::{Result, RuntimeError};
+use crate::error::{ArtifactError, Result};
 use crate::{DType, HostTensor};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -79,8 +79,8 @@ impl std::fmt::Debug for SafeTensors {
     }
 }
 
-fn err(source_name: &str, message: impl Into<String>) -> RuntimeError {
-    RuntimeError::Safetensors {
+fn err(source_name: &str, message: impl Into<String>) -> ArtifactError {
+    ArtifactError::Safetensors {
         source_name: source_name.to_string(),
         message: message.into(),
     }
@@ -124,10 +124,10 @@ impl SafeTensors {
     pub fn open(path: impl AsRef<Path>) -> Result<SafeTensors> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let file = std::fs::File::open(path).map_err(|e| RuntimeError::io(path, e))?;
+        let file = std::fs::File::open(path).map_err(|e| ArtifactError::io(path, e))?;
         let len = file
             .metadata()
-            .map_err(|e| RuntimeError::io(path, e))?
+            .map_err(|e| ArtifactError::io(path, e))?
             .len();
         if len < 8 {
             return Err(err(
@@ -138,7 +138,7 @@ impl SafeTensors {
         // SAFETY: the map is read-only. As with any mapped file, another process
         // truncating or rewriting it while it is open would be observed; artifacts are
         // written once and then only read.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| RuntimeError::io(path, e))?;
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ArtifactError::io(path, e))?;
         SafeTensors::parse(Storage::Mapped(map), name)
     }
 

@@ -1,7 +1,7 @@
 //! The artifact manifest: the contract between `tpuc compile` (which writes it) and
 //! the runtime (which validates it before anything reaches PJRT).
 //!
-//! An artifact is a directory:
+//! An artifact is a directory (every name is in [`crate::layout`]):
 //!
 //! ```text
 //! model.tpuc/
