@@ -18,7 +18,7 @@
 // MEGATRON: tpuc.megatron = "tp", tpuc.mesh = "tp=2", tpuc.sharding_format = "shardy"
 
 // x [dp] through the add and multiply: both results split on dp.
-// PROPAGATED: res_attrs = [{mhlo.sharding = "{devices=[2,2]<=[4] last_tile_dim_replicate}", tpuc.sharding = "[dp]"}, {mhlo.sharding = "{devices=[2,2]<=[4] last_tile_dim_replicate}", tpuc.sharding = "[dp]"}]
+// PROPAGATED: res_attrs = [{mhlo.sharding = "{devices=[2,2]0,1,2,3 last_tile_dim_replicate}", tpuc.sharding = "[dp]"}, {mhlo.sharding = "{devices=[2,2]0,1,2,3 last_tile_dim_replicate}", tpuc.sharding = "[dp]"}]
 
 // NOOPTIONS: error: pass `tpuc-seed-sharding`: needs its options (`tpuc compile --print-pipeline` writes them)
 // NOARG: error: pass `tpuc-seed-sharding`: args: @main has no argument 9

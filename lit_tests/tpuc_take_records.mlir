@@ -10,7 +10,7 @@
 
 // ORIGINS-NOT: tpuc.arg_origins
 
-// SHARDED: arg_attrs = [{mhlo.sharding = "{replicated}"}, {mhlo.sharding = "{replicated}"}, {mhlo.sharding = "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}"}]
+// SHARDED: arg_attrs = [{mhlo.sharding = "{replicated}"}, {mhlo.sharding = "{replicated}"}, {mhlo.sharding = "{devices=[2,2]0,1,2,3 last_tile_dim_replicate}"}]
 // SHARDED-NOT: tpuc.
 // SHARDED: mhlo.num_partitions = 4 : i32
 // SHARDED-NOT: tpuc.

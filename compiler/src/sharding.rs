@@ -191,6 +191,20 @@ fn apply_rules(
     Ok(())
 }
 
+/// Everything `request` decides for `graph`'s arguments, as `tpuc-seed-sharding`'s
+/// options carry it.
+pub fn seeds_for(
+    graph: &Graph,
+    request: &ShardingRequest,
+) -> Result<crate::passes::seed_sharding::Seeds, CompileError> {
+    Ok(crate::passes::seed_sharding::Seeds {
+        mesh: request.mesh.clone(),
+        format: request.format,
+        args: seeds(graph, request)?,
+        megatron: megatron_weights(graph, request)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,18 +234,4 @@ mod tests {
             .to_string();
         assert!(e.contains("not a sharding"), "{e}");
     }
-}
-
-/// Everything `request` decides for `graph`'s arguments, as `tpuc-seed-sharding`'s
-/// options carry it.
-pub fn seeds_for(
-    graph: &Graph,
-    request: &ShardingRequest,
-) -> Result<crate::passes::seed_sharding::Seeds, CompileError> {
-    Ok(crate::passes::seed_sharding::Seeds {
-        mesh: request.mesh.clone(),
-        format: request.format,
-        args: seeds(graph, request)?,
-        megatron: megatron_weights(graph, request)?,
-    })
 }

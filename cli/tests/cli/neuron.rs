@@ -5,13 +5,10 @@
 #![cfg(feature = "compiler")]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Arc;
 
 use tpuc_cli::coverage;
 use tpuc_compiler::targets::neuron::{AutoCast, Chip, NeuronOptions};
 use tpuc_compiler::{CompileOptions, Target};
-use tpuc_runtime::{Client, ClientOptions, Plugin};
 
 use crate::common::{client, compile_to, repo, temp, tpuc};
 

@@ -14,12 +14,9 @@
 //! `MEGATRON_GAPS`).
 #![cfg(feature = "compiler")]
 
-use std::path::{Path, PathBuf};
-
 use tpuc_compiler::{CompileOptions, ShardPreset, ShardingRequest};
 use tpuc_runtime::manifest::{ArgumentKind, ShardingFormat};
 use tpuc_runtime::sharding::Mesh;
-use tpuc_runtime::HostTensor;
 
 use crate::common::{read_all, repo};
 

@@ -5,7 +5,6 @@
 #![cfg(feature = "compiler")]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common::{libtpu_present, manifest, repo, temp, tpuc};
 

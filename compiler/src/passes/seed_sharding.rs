@@ -139,7 +139,7 @@ impl Pass for SeedSharding {
         NAME
     }
     fn description(&self) -> &'static str {
-        "write the argument shardings of --mesh/--shard (its options) for stablehlo-propagate-sharding"
+        "write the argument shardings --mesh/--shard decided (its options) onto @main, as seeds for the sharding propagation"
     }
     fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
         let spec = self.0.as_ref().ok_or_else(|| CompileError::PassOption {

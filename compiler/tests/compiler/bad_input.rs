@@ -2,6 +2,7 @@
 //! unknown ops, inconsistent graphs, altered weights, fuzz regressions, outputs that
 //! would overwrite inputs; bare JSON input and custom operators.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use tpuc_compiler::{CompileError, CompileOptions, MissingWeights};
@@ -9,43 +10,7 @@ use tpuc_runtime::compare::compare;
 use tpuc_runtime::manifest::ArgumentKind;
 use tpuc_runtime::Session;
 
-use crate::common::{client, model_path, repo, temp_dir};
-
-/// Copies a .pt2 archive entry by entry, letting `edit` replace (Some) or drop (None) entries.
-fn rewrite_archive(src: &Path, dst: &Path, edit: impl Fn(&str, Vec<u8>) -> Option<Vec<u8>>) {
-    let f = std::fs::File::open(src).unwrap();
-    let config = zip::read::Config {
-        archive_offset: zip::read::ArchiveOffset::Known(0),
-    };
-    let mut zin = zip::ZipArchive::with_config(config, f).unwrap();
-    let mut zout = zip::ZipWriter::new(std::fs::File::create(dst).unwrap());
-    let opts =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    for i in 0..zin.len() {
-        let mut e = zin.by_index(i).unwrap();
-        let name = e.name().to_string();
-        let mut bytes = Vec::new();
-        e.read_to_end(&mut bytes).unwrap();
-        if let Some(b) = edit(&name, bytes) {
-            zout.start_file(name, opts).unwrap();
-            zout.write_all(&b).unwrap();
-        }
-    }
-    zout.finish().unwrap();
-}
-
-fn edit_json(bytes: Vec<u8>, f: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
-    let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    f(&mut v);
-    serde_json::to_vec(&v).unwrap()
-}
-
-fn compile_err(input: &Path, out: &Path) -> String {
-    match tpuc_compiler::compile(input, out, &CompileOptions::default()) {
-        Ok(_) => panic!("compiling {} should fail", input.display()),
-        Err(e) => e.to_string(),
-    }
-}
+use crate::common::{client, compile_err, edit_json, model_path, repo, rewrite_archive, temp_dir};
 
 /// `models/model.json` of the mlp's as-exported archive.
 fn mlp_model_json() -> Vec<u8> {

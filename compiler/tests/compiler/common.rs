@@ -2,9 +2,11 @@
 //! directories, the CPU plugin's client, `.npy` files in order and the calls of
 //! `meta.json`.
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use tpuc_compiler::CompileOptions;
 use tpuc_runtime::{Client, ClientOptions, HostTensor, Plugin};
 
 pub fn repo() -> PathBuf {
@@ -85,4 +87,40 @@ pub fn meta_calls(dir: &Path) -> Vec<(Vec<HostTensor>, Vec<HostTensor>)> {
         .iter()
         .map(|c| (load(&c["inputs"]), load(&c["expected"])))
         .collect()
+}
+
+/// Copies a .pt2 archive entry by entry, letting `edit` replace (Some) or drop (None) entries.
+pub fn rewrite_archive(src: &Path, dst: &Path, edit: impl Fn(&str, Vec<u8>) -> Option<Vec<u8>>) {
+    let f = std::fs::File::open(src).unwrap();
+    let config = zip::read::Config {
+        archive_offset: zip::read::ArchiveOffset::Known(0),
+    };
+    let mut zin = zip::ZipArchive::with_config(config, f).unwrap();
+    let mut zout = zip::ZipWriter::new(std::fs::File::create(dst).unwrap());
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for i in 0..zin.len() {
+        let mut e = zin.by_index(i).unwrap();
+        let name = e.name().to_string();
+        let mut bytes = Vec::new();
+        e.read_to_end(&mut bytes).unwrap();
+        if let Some(b) = edit(&name, bytes) {
+            zout.start_file(name, opts).unwrap();
+            zout.write_all(&b).unwrap();
+        }
+    }
+    zout.finish().unwrap();
+}
+
+pub fn edit_json(bytes: Vec<u8>, f: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+    let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    f(&mut v);
+    serde_json::to_vec(&v).unwrap()
+}
+
+pub fn compile_err(input: &Path, out: &Path) -> String {
+    match tpuc_compiler::compile(input, out, &CompileOptions::default()) {
+        Ok(_) => panic!("compiling {} should fail", input.display()),
+        Err(e) => e.to_string(),
+    }
 }

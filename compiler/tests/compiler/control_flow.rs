@@ -6,7 +6,7 @@ use tpuc_compiler::CompileOptions;
 use tpuc_runtime::compare::{compare, default_tolerances};
 use tpuc_runtime::Session;
 
-use crate::common::{client, meta_calls, repo, temp_dir};
+use crate::common::{client, compile_err, edit_json, meta_calls, repo, rewrite_archive, temp_dir};
 
 /// torch.cond, while_loop, scan and map programs (nested ones and data-dependent
 /// predicates among them) compile in both forms and at -O0 and -O2 into StableHLO

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use tpuc_compiler::passes::OptLevel;
 use tpuc_compiler::CompileOptions;
 use tpuc_runtime::compare::{compare, default_tolerances};
 use tpuc_runtime::manifest::ArgumentKind;

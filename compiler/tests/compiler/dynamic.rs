@@ -10,7 +10,7 @@ use tpuc_runtime::compare::{compare, default_tolerances};
 use tpuc_runtime::manifest::ArgumentKind;
 use tpuc_runtime::{HostTensor, Session};
 
-use crate::common::{client, meta_calls, model_path, repo, temp_dir};
+use crate::common::{client, edit_json, meta_calls, model_path, repo, rewrite_archive, temp_dir};
 
 /// The programs of testdata/dynamic, each with its directory.
 fn dynamic_programs() -> Vec<(String, PathBuf)> {

@@ -4,7 +4,7 @@ use tpuc_compiler::CompileOptions;
 use tpuc_runtime::compare::{compare, default_tolerances};
 use tpuc_runtime::Session;
 
-use crate::common::{client, repo, temp_dir};
+use crate::common::{client, compile_err, repo, temp_dir};
 
 /// testdata/stateful: a static-KV-cache Llama decode step and a buffer counter keep
 /// their buffers as state: in both forms the artifact marks which outputs update which
