@@ -1,10 +1,10 @@
 //! Every corpus model through `tpuc run --expect`, and the Core ATen op suite.
+#![cfg(feature = "compiler")]
 
 use crate::common::{compile_to, repo, run_expect_args, temp, tpuc};
 
 /// Issue 3's bar: every corpus model, compiled by `tpuc compile`, runs through
 /// `tpuc run --expect` and matches PyTorch's outputs (dtype-aware default tolerances).
-#[cfg(feature = "compiler")]
 #[test]
 fn every_corpus_model_passes_tpuc_run_expect() {
     let index = std::fs::read_to_string(repo().join("testdata/models/index.json")).unwrap();
@@ -38,7 +38,6 @@ fn every_corpus_model_passes_tpuc_run_expect() {
 /// plugin and matches PyTorch, except the cases listed with a reason in
 /// `testdata/ops/expected_failures.txt` (`case-id  reason`), which must still fail, so
 /// that a fixed case gets taken off the list.
-#[cfg(feature = "compiler")]
 #[test]
 fn core_aten_op_suite_matches_pytorch() {
     use tpuc_cli::coverage;

@@ -1,10 +1,14 @@
 //! Partitioned artifacts on several CPU devices: data parallel, FSDP, sharding rules,
 //! the Megatron preset, and `tpuc inspect --sharding`.
 
+#[cfg(feature = "compiler")]
 use std::path::{Path, PathBuf};
+#[cfg(feature = "compiler")]
 use std::process::Command;
 
-use crate::common::{compile_to, repo, run_expect_args, temp, tpuc};
+#[cfg(feature = "compiler")]
+use crate::common::{compile_to, repo, run_expect_args};
+use crate::common::{temp, tpuc};
 
 /// `tpuc run` on a partitioned artifact (x split by rows over a 2-device mesh): the
 /// CPU client gets as many devices as the mesh has, and the assembled output matches.

@@ -1,4 +1,5 @@
 //! Stateful programs from the command line: `tpuc run --then` and `tpuc generate`.
+#![cfg(feature = "compiler")]
 
 use crate::common::{compile_to, repo, sorted_npy, temp, tpuc};
 
@@ -6,7 +7,6 @@ use crate::common::{compile_to, repo, sorted_npy, temp, tpuc};
 /// matching PyTorch's step (state carried); the second step alone does not match (it
 /// needs the first step's cache). A stateless artifact just runs each call. Passing a
 /// cache as an input, and options after `--then`, are errors that say why.
-#[cfg(feature = "compiler")]
 #[test]
 fn run_then_carries_state_between_calls() {
     let dir = temp("then");
@@ -102,7 +102,6 @@ fn run_then_carries_state_between_calls() {
 /// 16 new tokens) for every decoder of testdata/decode (Llama, Qwen3, Gemma, GPT-2),
 /// in both forms. A run past the static cache, a program that is not a decode step and
 /// tokens that differ from --expect are errors that say so.
-#[cfg(feature = "compiler")]
 #[test]
 fn generate_reproduces_pytorch_greedy_tokens() {
     let dir = temp("generate");
