@@ -18,6 +18,36 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<HostTensor> {
 }
 
 /// Writes a `.npy` file (format 1.0, or 2.0 for very long headers).
+/// The `.npy` files of `dir` in the order of their leading number (`0_x.npy`,
+/// `1_mask.npy`, `10_y.npy`): how tpuc's test data and `tpuc run`'s output folders
+/// number a call's tensors. Files without a leading number come last, by name.
+pub fn numbered_files(dir: impl AsRef<Path>) -> Result<Vec<std::path::PathBuf>> {
+    let dir = dir.as_ref();
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| ArtifactError::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+        .collect();
+    files.sort_by_key(|p| {
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let number = stem
+            .split('_')
+            .next()
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(usize::MAX);
+        (number, stem)
+    });
+    Ok(files)
+}
+
+/// The tensors of [`numbered_files`]`(dir)`, in that order.
+pub fn read_numbered(dir: impl AsRef<Path>) -> Result<Vec<HostTensor>> {
+    numbered_files(dir)?.iter().map(read_npy).collect()
+}
+
 pub fn write_npy(path: impl AsRef<Path>, tensor: &HostTensor) -> Result<()> {
     let path = path.as_ref();
     let bytes = encode_npy(tensor, &path.display().to_string())?;
@@ -387,6 +417,23 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbered_files_come_in_number_order() {
+        let dir = std::env::temp_dir().join(format!("tpuc-npy-order-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["10_b.npy", "2_a.npy", "x.npy", "1.txt", "0.npy"] {
+            std::fs::write(dir.join(name), b"").unwrap();
+        }
+        let names: Vec<String> = numbered_files(&dir)
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["0.npy", "2_a.npy", "10_b.npy", "x.npy"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn parses_numpy_headers() {

@@ -167,12 +167,13 @@ fn tpu_step(args: &CompileArgs) -> Result<Option<tpuc_compiler::FinishFn>, Strin
     let libtpu = args.libtpu.clone();
     Ok(Some(std::sync::Arc::new(
         move |dir: &Path, manifest: &mut tpuc_runtime::manifest::Manifest, program: &str| {
-            tpuc_cli::tpu::compile_for_topologies(
+            tpuc_runtime::tpu::compile_for_topologies(
                 dir,
                 manifest,
                 program,
                 &topologies,
                 libtpu.as_deref(),
+                &|line| errln!("{line}"),
             )
         },
     )))

@@ -87,34 +87,12 @@ pub fn tolerances(compute: Option<DType>, output: DType) -> (f64, f64) {
     }
 }
 
-fn npy_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
-        .collect();
-    v.sort_by_key(|p| {
-        let stem = p
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default();
-        stem.split('_')
-            .next()
-            .and_then(|n| n.parse::<usize>().ok())
-            .unwrap_or(usize::MAX)
-    });
-    Ok(v)
-}
-
 fn read_tensors(dir: &Path) -> Result<Vec<HostTensor>, String> {
     // A program without inputs (arange, full...) has no inputs folder.
     if !dir.exists() {
         return Ok(vec![]);
     }
-    npy_files(dir)?
-        .iter()
-        .map(|p| tpuc_runtime::npy::read_npy(p).map_err(|e| e.to_string()))
-        .collect()
+    tpuc_runtime::npy::read_numbered(dir).map_err(|e| e.to_string())
 }
 
 /// What every program of a coverage run shares: the plugin, the compile options (the

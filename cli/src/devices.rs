@@ -122,23 +122,23 @@ pub fn devices(explicit: Option<&Path>) -> Result<ExitCode, String> {
 /// example names checked against the libtpu found (chips per slice).
 pub fn topologies(libtpu: Option<&Path>) -> Result<ExitCode, String> {
     outln!("TPU topologies for `tpuc compile --topology NAME` (generation:chip grid):");
-    for (generation, forms) in tpuc_cli::tpu::TOPOLOGY_FORMS {
-        let hbm = tpuc_cli::tpu::hbm_bytes_per_chip(&format!("{generation}:"))
+    for (generation, forms) in tpuc_runtime::tpu::TOPOLOGY_FORMS {
+        let hbm = tpuc_runtime::tpu::hbm_bytes_per_chip(&format!("{generation}:"))
             .map(|b| format!("{} GiB HBM per chip", b >> 30))
             .unwrap_or_default();
         outln!("  {generation:<6} {forms}  ({hbm})");
     }
-    let plugin = tpuc_cli::tpu::load_libtpu(libtpu)?;
+    let plugin = tpuc_runtime::tpu::load_libtpu(libtpu)?;
     outln!("checked with libtpu {}:", plugin.path().display());
     let mut ok = 0;
-    for name in tpuc_cli::tpu::EXAMPLE_TOPOLOGIES {
-        match tpuc_cli::tpu::topology(&plugin, name).and_then(|t| {
+    for name in tpuc_runtime::tpu::EXAMPLE_TOPOLOGIES {
+        match tpuc_runtime::tpu::topology(&plugin, name).and_then(|t| {
             let chips = t.num_devices().map_err(|e| e.to_string())?;
             Ok(chips)
         }) {
             Ok(devices) => {
                 ok += 1;
-                let chips = tpuc_cli::tpu::chips_in(name).unwrap_or(devices);
+                let chips = tpuc_runtime::tpu::chips_in(name).unwrap_or(devices);
                 outln!("  {name:<12} {chips} chips, {devices} devices");
             }
             Err(e) => outln!("  {name:<12} error: {}", e.lines().next().unwrap_or("")),

@@ -6,4 +6,3 @@
 pub mod coverage;
 #[macro_use]
 pub mod output;
-pub mod tpu;

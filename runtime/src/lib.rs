@@ -33,6 +33,7 @@ pub mod error;
 pub mod pjrt;
 pub mod plugin_logging;
 pub mod session;
+pub mod tpu;
 pub mod version;
 
 pub use tpuc_artifact::xla::compile_options;

@@ -38,24 +38,12 @@ pub fn tpuc_env(args: &[&str], env: &[(&str, &Path)]) -> (bool, String, String) 
 
 /// The `.npy` files of `dir` in the order of their leading index (`0_x.npy`, `1_y.npy`).
 pub fn sorted_npy(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
-        .collect();
-    v.sort_by_key(|p| {
-        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
-        stem.split('_').next().unwrap().parse::<usize>().unwrap()
-    });
-    v
+    tpuc_runtime::npy::numbered_files(dir).unwrap()
 }
 
 /// The tensors of the `.npy` files of `dir`, in [`sorted_npy`]'s order.
 pub fn read_all(dir: &Path) -> Vec<tpuc_runtime::HostTensor> {
-    sorted_npy(dir)
-        .iter()
-        .map(|p| tpuc_runtime::npy::read_npy(p).unwrap())
-        .collect()
+    tpuc_runtime::npy::read_numbered(dir).unwrap()
 }
 
 /// A new empty directory under `target/test-tmp`, unique to this call.

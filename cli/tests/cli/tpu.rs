@@ -38,7 +38,14 @@ fn in_process_topologies(topologies: &[&str]) -> tpuc_compiler::CompileOptions {
     tpuc_compiler::CompileOptions {
         finish: Some(std::sync::Arc::new(
             move |dir: &Path, m: &mut tpuc_runtime::Manifest, program: &str| {
-                tpuc_cli::tpu::compile_for_topologies(dir, m, program, &topologies, None)
+                tpuc_runtime::tpu::compile_for_topologies(
+                    dir,
+                    m,
+                    program,
+                    &topologies,
+                    None,
+                    &|line| eprintln!("{line}"),
+                )
             },
         )),
         ..Default::default()

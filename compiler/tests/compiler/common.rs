@@ -53,21 +53,9 @@ pub fn client() -> &'static Client {
     })
 }
 
+/// The `.npy` files of `dir` in the order of their leading index (`0_x.npy`, `1_y.npy`).
 pub fn sorted_npy(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
-        .collect();
-    v.sort_by_key(|p| {
-        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
-        stem.split('_')
-            .next()
-            .unwrap()
-            .parse::<usize>()
-            .unwrap_or(0)
-    });
-    v
+    tpuc_runtime::npy::numbered_files(dir).unwrap()
 }
 
 /// The inputs and expected outputs of each call listed in a testdata `meta.json`.

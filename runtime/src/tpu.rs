@@ -1,14 +1,20 @@
 //! The TPU target's ahead-of-time step: `tpuc compile --topology v5e:2x2` compiles the
 //! artifact's program with libtpu for a named TPU slice (no TPU needed), stores the
 //! serialized executable next to the portable program, and records XLA's per-chip
-//! figures (`tpuc report` prints them).
+//! figures (`tpuc report` prints them). Also the slices tpuc knows (names, chips, HBM
+//! per chip) for `tpuc devices --topologies`.
+//!
+//! It lives in the runtime because it needs only PJRT ([`crate::pjrt::topology`]) and the
+//! artifact contract: the full `tpuc` hands [`compile_for_topologies`] to the compiler
+//! as its finish step (`tpuc_compiler::CompileOptions::finish`), and the runtime-only
+//! `tpuc` lists topologies with it, so neither the CLI nor the compiler holds TPU logic.
 
 use std::path::Path;
 use std::time::Instant;
 
-use tpuc_runtime::manifest::{FileRef, Manifest, TpuExecutable, TpuReport};
-use tpuc_runtime::pjrt::{topology::Topology, NamedValue};
-use tpuc_runtime::Plugin;
+use crate::manifest::{FileRef, Manifest, TpuExecutable, TpuReport};
+use crate::pjrt::{topology::Topology, NamedValue};
+use crate::Plugin;
 
 /// Topology names libtpu accepts, as measured with libtpu 0.0.52 (generation, then
 /// the chip grid; `tpuc devices --topologies` checks each against the libtpu found).
@@ -66,7 +72,7 @@ pub fn chips_in(topology: &str) -> Option<usize> {
 /// compile for a named topology: unless `--verbose` (or `TF_CPP_MIN_LOG_LEVEL` below
 /// 3), stderr is closed to them while it loads. Failures still come back as errors.
 pub fn load_libtpu(explicit: Option<&Path>) -> Result<std::sync::Arc<Plugin>, String> {
-    let path = tpuc_runtime::discover::find_libtpu(explicit).map_err(|e| e.to_string())?;
+    let path = crate::discover::find_libtpu(explicit).map_err(|e| e.to_string())?;
     // A compile for a named topology opens no TPU device, so it need not take libtpu's
     // one-process-per-machine lock (which makes two `tpuc compile --topology` at once
     // fail): allowed here, unless the user decided otherwise.
@@ -79,7 +85,7 @@ pub fn load_libtpu(explicit: Option<&Path>) -> Result<std::sync::Arc<Plugin>, St
             std::env::set_var("ALLOW_MULTIPLE_LIBTPU_LOAD", "1");
         }
     });
-    let quiet = std::env::var(tpuc_runtime::plugin_logging::LOG_LEVEL_VAR).as_deref() == Ok("3");
+    let quiet = std::env::var(crate::plugin_logging::LOG_LEVEL_VAR).as_deref() == Ok("3");
     let _muted = quiet.then(StderrMuted::new);
     Plugin::load(&path).map_err(|e| lock_hint(e.to_string()))
 }
@@ -191,22 +197,25 @@ fn figure(cost: &[(String, NamedValue)], name: &str) -> f64 {
 }
 
 /// Compiles `program` (the program of the artifact directory `dir`, being written, with
-/// node locations: [`tpuc_compiler::program_with_node_locations`]; its manifest is
+/// node locations, `tpuc_compiler::program_with_node_locations`; its manifest is
 /// `manifest`) for each topology, writing `tpu/<topology>/libtpu-<digest of the libtpu
-/// build>.executable` and adding the manifest's entries.
+/// build>.executable` and adding the manifest's entries. `say` gets one line per
+/// topology compiled and a warning for each the program does not fit (`tpuc compile`
+/// prints them on stderr).
 pub fn compile_for_topologies(
     dir: &Path,
     manifest: &mut Manifest,
     program: &str,
     topologies: &[String],
     libtpu: Option<&Path>,
+    say: &dyn Fn(&str),
 ) -> Result<(), String> {
     let plugin = load_libtpu(libtpu)?;
-    tpuc_runtime::version::check_stablehlo_version(dir, &manifest.stablehlo_version, &plugin)
+    crate::version::check_stablehlo_version(dir, &manifest.stablehlo_version, &plugin)
         .map_err(|e| e.to_string())?;
     let (partitions, options) = match &manifest.partitioning {
         Some(p) => (p.num_partitions, p.compile_options()),
-        None => (1, tpuc_runtime::CompileOptions::default()),
+        None => (1, crate::CompileOptions::default()),
     };
     for name in topologies {
         let topology = topology(&plugin, name)?;
@@ -225,7 +234,7 @@ pub fn compile_for_topologies(
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        let build_key: String = tpuc_runtime::manifest::Checksum::of(version.as_bytes())
+        let build_key: String = crate::manifest::Checksum::of(version.as_bytes())
             .hex()
             .chars()
             .take(16)
@@ -259,7 +268,7 @@ pub fn compile_for_topologies(
             fits: hbm == 0 || stats.peak_memory_in_bytes <= hbm,
             compile_seconds,
         };
-        let relative = tpuc_runtime::layout::tpu_executable_file(name, &build_key);
+        let relative = crate::layout::tpu_executable_file(name, &build_key);
         let path = dir.join(&relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
@@ -268,25 +277,25 @@ pub fn compile_for_topologies(
         std::fs::write(&path, &bytes)
             .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
         if !report.fits {
-            errln!(
+            say(&format!(
                 "warning: on {name} the program needs {} per device at its peak; a device has {}",
                 mib(report.peak_bytes.max(0) as u64),
                 mib(hbm as u64)
-            );
+            ));
         }
-        errln!(
+        say(&format!(
             "compiled for TPU {name} ({chips} chips, {devices} devices; libtpu {version}) in {:.2} s: peak {} per device, {:.3e} FLOP",
             compile_seconds,
             mib(report.peak_bytes.max(0) as u64),
             report.flops
-        );
+        ));
         manifest.tpu_executables.push(TpuExecutable {
             topology: name.clone(),
             libtpu_version: version,
             stablehlo_version: manifest.stablehlo_version.clone(),
             executable: FileRef {
                 file: relative.to_string_lossy().into_owned(),
-                checksum: tpuc_runtime::manifest::Checksum::of(&bytes),
+                checksum: crate::manifest::Checksum::of(&bytes),
             },
             report,
         });
