@@ -112,3 +112,40 @@ pub fn run_expect_args(art: &Path, model_dir: &Path, extra: &[&str]) -> Vec<Stri
     args.extend(extra.iter().map(|s| s.to_string()));
     args
 }
+
+/// `tpuc run ART --input I... --expect E... EXTRA...`: (success, stdout, stderr).
+pub fn run_files(
+    art: &Path,
+    inputs: &[&Path],
+    expects: &[&Path],
+    extra: &[&str],
+) -> (bool, String, String) {
+    let mut args = vec!["run", art.to_str().unwrap()];
+    for p in inputs {
+        args.extend(["--input", p.to_str().unwrap()]);
+    }
+    for p in expects {
+        args.extend(["--expect", p.to_str().unwrap()]);
+    }
+    args.extend(extra);
+    tpuc(&args)
+}
+
+/// Compile options that partition the program over `mesh` with `presets`, written in
+/// `format`.
+#[cfg(feature = "compiler")]
+pub fn sharded_options(
+    mesh: &tpuc_runtime::sharding::Mesh,
+    presets: &[tpuc_compiler::ShardPreset],
+    format: tpuc_runtime::manifest::ShardingFormat,
+) -> tpuc_compiler::CompileOptions {
+    tpuc_compiler::CompileOptions {
+        sharding: Some(tpuc_compiler::ShardingRequest {
+            mesh: mesh.clone(),
+            presets: presets.to_vec(),
+            rules: Vec::new(),
+            format,
+        }),
+        ..tpuc_compiler::CompileOptions::default()
+    }
+}

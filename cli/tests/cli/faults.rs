@@ -3,7 +3,7 @@
 //! TPU step did not know, and `tpuc run --expect` comparing tensors of other shapes.
 #![cfg(feature = "compiler")]
 
-use crate::common::{libtpu_present, temp, tpuc};
+use crate::common::{libtpu_present, run_files, temp, tpuc};
 
 /// `--target pjrt` is `--target tpu` (Target::parse); the TPU step used to compare the
 /// flag's text with "tpu" and refused it.
@@ -142,14 +142,7 @@ fn an_expectation_of_another_shape_is_an_error_naming_both_shapes() {
     let other = tpuc_runtime::HostTensor::from_f32(&[n], &vec![0.0; n as usize]);
     let flat = dir.join("flat.npy");
     tpuc_runtime::npy::write_npy(&flat, &other).unwrap();
-    let (ok, out, err) = tpuc(&[
-        "run",
-        art.to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-        "--expect",
-        flat.to_str().unwrap(),
-    ]);
+    let (ok, out, err) = run_files(&art, &[&input], &[&flat], &[]);
     assert!(!ok, "a shape mismatch fails");
     assert!(!out.contains("mismatches="), "nothing compared: {out}");
     assert!(

@@ -10,7 +10,7 @@ use tpuc_cli::coverage;
 use tpuc_compiler::targets::neuron::{AutoCast, Chip, NeuronOptions};
 use tpuc_compiler::{CompileOptions, Target};
 
-use crate::common::{client, compile_to, repo, temp, tpuc};
+use crate::common::{client, compile_to, repo, run_files, temp, tpuc};
 
 fn trn2(auto_cast: AutoCast) -> CompileOptions {
     CompileOptions {
@@ -174,15 +174,8 @@ fn edited_case(case: &str, out: &Path, edit: impl Fn(&mut serde_json::Value)) ->
 }
 
 fn compile_err(model: &Path, art: &Path, extra: &[&str]) -> String {
-    let mut args = vec![
-        "compile",
-        model.to_str().unwrap(),
-        "-o",
-        art.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    let (ok, _, err) = tpuc(&args);
-    assert!(!ok, "compiled: {args:?}");
+    let (ok, _, err) = compile_to(model, art, extra);
+    assert!(!ok, "compiled: {model:?} {extra:?}");
     assert!(!art.exists(), "a refused compile left {}", art.display());
     err
 }
@@ -284,14 +277,7 @@ fn f64_programs_are_narrowed_with_a_warning() {
     assert!(manifest.neuron.unwrap().f64_narrowed);
     let input = case.join("inputs/0_x.npy");
     let expected = case.join("expected/0.npy");
-    let (ok, out_text, err) = tpuc(&[
-        "run",
-        art.to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-        "--expect",
-        expected.to_str().unwrap(),
-    ]);
+    let (ok, out_text, err) = run_files(&art, &[&input], &[&expected], &[]);
     assert!(
         ok && out_text.contains("f64 [3, 5]") && out_text.contains("OK"),
         "{out_text}{err}"

@@ -14,11 +14,11 @@
 //! `MEGATRON_GAPS`).
 #![cfg(feature = "compiler")]
 
-use tpuc_compiler::{CompileOptions, ShardPreset, ShardingRequest};
+use tpuc_compiler::ShardPreset;
 use tpuc_runtime::manifest::{ArgumentKind, ShardingFormat};
 use tpuc_runtime::sharding::Mesh;
 
-use crate::common::{read_all, repo};
+use crate::common::{read_all, repo, sharded_options};
 
 /// The coverage models of families `decoder` and `moe`, from the corpus index.
 fn decoders() -> Vec<String> {
@@ -115,15 +115,7 @@ fn check_format(format: ShardingFormat) -> Vec<String> {
                 "{name}-{}.tpuc",
                 mesh_text.replace([',', '='], "_")
             ));
-            let options = CompileOptions {
-                sharding: Some(ShardingRequest {
-                    mesh: mesh.clone(),
-                    presets: presets.clone(),
-                    rules: Vec::new(),
-                    format,
-                }),
-                ..CompileOptions::default()
-            };
+            let options = sharded_options(&mesh, &presets, format);
             if let Err(e) = tpuc_compiler::compile(&model_dir.join("core.pt2"), &art, &options) {
                 failures.push(format!("{what}: compile: {e}"));
                 continue;

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[cfg(feature = "compiler")]
-use crate::common::{compile_to, repo, run_expect_args};
-use crate::common::{temp, tpuc};
+use crate::common::{compile_to, repo, run_expect_args, sharded_options, tpuc};
+use crate::common::{run_files, temp};
 
 /// `tpuc run` on a partitioned artifact (x split by rows over a 2-device mesh): the
 /// CPU client gets as many devices as the mesh has, and the assembled output matches.
@@ -79,15 +79,7 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
     let (xp, yp) = (dir.join("x.npy"), dir.join("y.npy"));
     tpuc_runtime::npy::write_npy(&xp, &HostTensor::from_f32(&[4, 3], &x)).unwrap();
     tpuc_runtime::npy::write_npy(&yp, &HostTensor::from_f32(&[4, 3], &y)).unwrap();
-    let (ok, out, err) = tpuc(&[
-        "run",
-        art.to_str().unwrap(),
-        "--input",
-        xp.to_str().unwrap(),
-        "--expect",
-        yp.to_str().unwrap(),
-        "--no-cache",
-    ]);
+    let (ok, out, err) = run_files(&art, &[&xp], &[&yp], &["--no-cache"]);
     assert!(ok, "{out}\n{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -210,7 +202,7 @@ fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
 #[cfg(feature = "compiler")]
 #[test]
 fn fsdp_splits_parameters_and_matches_pytorch_on_four_devices() {
-    use tpuc_compiler::{CompileOptions, ShardPreset, ShardingRequest};
+    use tpuc_compiler::ShardPreset;
     use tpuc_runtime::manifest::{ArgumentKind, ShardingFormat};
     use tpuc_runtime::sharding::Mesh;
     let plugin = tpuc_runtime::discover::find_plugin(None).expect("CPU plugin (make setup)");
@@ -244,15 +236,7 @@ fn fsdp_splits_parameters_and_matches_pytorch_on_four_devices() {
                 let mesh = Mesh::parse(mesh).unwrap();
                 let fsdp = mesh.axis_size("fsdp").unwrap() as u64;
                 let art = dir.join(format!("{name}-{}-{format:?}.tpuc", mesh.num_devices()));
-                let options = CompileOptions {
-                    sharding: Some(ShardingRequest {
-                        mesh: mesh.clone(),
-                        presets: presets.clone(),
-                        rules: Vec::new(),
-                        format,
-                    }),
-                    ..CompileOptions::default()
-                };
+                let options = sharded_options(&mesh, &presets, format);
                 tpuc_compiler::compile(&model_dir.join("core.pt2"), &art, &options)
                     .unwrap_or_else(|e| panic!("{name} {mesh}: {e}"));
                 let session = tpuc_runtime::Session::load_with(
@@ -443,7 +427,7 @@ fn sharding_rules_make_llama_tensor_parallel() {
 #[cfg(feature = "compiler")]
 #[test]
 fn megatron_preset_matches_pytorch_and_the_hand_written_rules() {
-    use tpuc_compiler::{CompileOptions, ShardPreset, ShardingRequest};
+    use tpuc_compiler::ShardPreset;
     use tpuc_runtime::manifest::ShardingFormat;
     use tpuc_runtime::sharding::Mesh;
     let plugin = tpuc_runtime::discover::find_plugin(None).expect("CPU plugin (make setup)");
@@ -489,14 +473,14 @@ fn megatron_preset_matches_pytorch_and_the_hand_written_rules() {
                 let art = dir.join(format!("{name}-{}-{format:?}.tpuc", mesh.replace(',', "_")));
                 let request =
                     |presets: Vec<ShardPreset>, rules: Vec<tpuc_compiler::sharding::Rule>| {
-                        CompileOptions {
-                            sharding: Some(ShardingRequest {
+                        tpuc_compiler::CompileOptions {
+                            sharding: Some(tpuc_compiler::ShardingRequest {
                                 mesh: Mesh::parse(mesh).unwrap(),
                                 presets,
                                 rules,
                                 format,
                             }),
-                            ..CompileOptions::default()
+                            ..tpuc_compiler::CompileOptions::default()
                         }
                     };
                 let options = request(presets.clone(), Vec::new());

@@ -112,3 +112,26 @@ pub fn compile_err(input: &Path, out: &Path) -> String {
         Err(e) => e.to_string(),
     }
 }
+
+/// Runs each of `calls` (inputs, PyTorch's outputs) through `session` in order and
+/// asserts that every output has PyTorch's shape and matches it at its dtype's
+/// tolerances; `tag` names the program in messages.
+pub fn assert_calls_match(
+    session: &tpuc_runtime::Session,
+    calls: &[(Vec<HostTensor>, Vec<HostTensor>)],
+    tag: &str,
+) {
+    use tpuc_runtime::compare::{compare, default_tolerances};
+    for (k, (inputs, expected)) in calls.iter().enumerate() {
+        let outputs = session
+            .run(inputs)
+            .unwrap_or_else(|e| panic!("{tag} call {k}: {e}"));
+        assert_eq!(outputs.len(), expected.len(), "{tag} call {k}");
+        for (got, want) in outputs.iter().zip(expected) {
+            assert_eq!(got.shape, want.shape, "{tag} call {k}");
+            let (rtol, atol) = default_tolerances(want.dtype);
+            let c = compare(got, want, rtol, atol);
+            assert!(c.passed(), "{tag} call {k}: {c:?}");
+        }
+    }
+}

@@ -3,10 +3,11 @@
 
 use tpuc_compiler::passes::OptLevel;
 use tpuc_compiler::CompileOptions;
-use tpuc_runtime::compare::{compare, default_tolerances};
 use tpuc_runtime::Session;
 
-use crate::common::{client, compile_err, edit_json, meta_calls, repo, rewrite_archive, temp_dir};
+use crate::common::{
+    assert_calls_match, client, compile_err, edit_json, meta_calls, repo, rewrite_archive, temp_dir,
+};
 
 /// torch.cond, while_loop, scan and map programs (nested ones and data-dependent
 /// predicates among them) compile in both forms and at -O0 and -O2 into StableHLO
@@ -46,17 +47,7 @@ fn control_flow_programs_match_pytorch_on_every_path() {
                 assert_eq!(program.contains("\"stablehlo.while\""), loops, "{tag}");
                 assert_eq!(program.contains("\"stablehlo.if\""), conds, "{tag}");
                 let session = Session::load(&art, client()).unwrap();
-                for (k, (inputs, expected)) in calls.iter().enumerate() {
-                    let outputs = session
-                        .run(inputs)
-                        .unwrap_or_else(|e| panic!("{tag} call {k}: {e}"));
-                    assert_eq!(outputs.len(), expected.len(), "{tag} call {k}");
-                    for (got, want) in outputs.iter().zip(expected) {
-                        let (rtol, atol) = default_tolerances(want.dtype);
-                        let c = compare(got, want, rtol, atol);
-                        assert!(c.passed(), "{tag} call {k}: {c:?}");
-                    }
-                }
+                assert_calls_match(&session, &calls, &tag);
             }
         }
     }

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tpuc_compiler::CompileOptions;
-use tpuc_runtime::compare::{compare, default_tolerances};
 use tpuc_runtime::manifest::ArgumentKind;
 use tpuc_runtime::{HostTensor, Session};
 
-use crate::common::{client, edit_json, meta_calls, model_path, repo, rewrite_archive, temp_dir};
+use crate::common::{
+    assert_calls_match, client, edit_json, meta_calls, model_path, repo, rewrite_archive, temp_dir,
+};
 
 /// The programs of testdata/dynamic, each with its directory.
 fn dynamic_programs() -> Vec<(String, PathBuf)> {
@@ -100,18 +101,7 @@ fn dynamic_programs_run_every_size_in_range_from_one_compile() {
             let session = Session::load_with(&art, client(), &options).unwrap();
             // Every call twice: the second time each size has its executable.
             for round in 0..2 {
-                for (k, (inputs, expected)) in calls.iter().enumerate() {
-                    let outputs = session
-                        .run(inputs)
-                        .unwrap_or_else(|e| panic!("{tag} call {k}: {e}"));
-                    assert_eq!(outputs.len(), expected.len(), "{tag} call {k}");
-                    for (got, want) in outputs.iter().zip(expected) {
-                        assert_eq!(got.shape, want.shape, "{tag} call {k}");
-                        let (rtol, atol) = default_tolerances(want.dtype);
-                        let c = compare(got, want, rtol, atol);
-                        assert!(c.passed(), "{tag} call {k} round {round}: {c:?}");
-                    }
-                }
+                assert_calls_match(&session, &calls, &format!("{tag} round {round}"));
             }
             let events = events.lock().unwrap();
             let example = &section.specializations[0].sizes;
