@@ -81,6 +81,9 @@ pub enum Feature {
     State,
     /// Device executables compiled ahead of time next to the program (`--topology`).
     DeviceExecutables,
+    /// Higher-order operators (`torch.cond`, `while_loop`, `scan`, `map`) as
+    /// `stablehlo.if` / `stablehlo.while` regions.
+    ControlFlow,
 }
 
 /// A target as the driver sees it.
@@ -103,6 +106,7 @@ pub struct Request {
     /// The buffers the program keeps as state (by input name).
     pub state: Vec<String>,
     pub device_executables: bool,
+    pub control_flow: bool,
 }
 
 impl Request {
@@ -116,6 +120,11 @@ impl Request {
                 .map(|u| u.input)
                 .collect(),
             device_executables: options.finish.is_some(),
+            control_flow: model
+                .graph
+                .nodes
+                .iter()
+                .any(|n| n.target.starts_with("higher_order.")),
         }
     }
 
@@ -125,6 +134,7 @@ impl Request {
             Feature::DynamicShapes => self.dynamic,
             Feature::State => !self.state.is_empty(),
             Feature::DeviceExecutables => self.device_executables,
+            Feature::ControlFlow => self.control_flow,
         }
     }
 }
@@ -169,7 +179,9 @@ pub fn check_request(target: Target, request: &Request) -> Result<(), CompileErr
             return Err(match feature {
                 Feature::Sharding => CompileError::Sharding(why.clone()),
                 Feature::DynamicShapes => CompileError::Dynamic(why.clone()),
-                Feature::State | Feature::DeviceExecutables => CompileError::Target(why.clone()),
+                Feature::State | Feature::DeviceExecutables | Feature::ControlFlow => {
+                    CompileError::Target(why.clone())
+                }
             });
         }
     }
@@ -186,4 +198,67 @@ pub fn check_request(target: Target, request: &Request) -> Result<(), CompileErr
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(target: Target, request: Request) -> Option<String> {
+        check_request(target, &request).err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn each_target_refuses_what_its_spec_lists() {
+        let trn2 = Target::Neuron(neuron::Chip::Trn2);
+        let sharded = Request {
+            sharded: true,
+            ..Request::default()
+        };
+        assert!(refusal(Target::Tpu, sharded.clone()).is_none());
+        assert!(refusal(trn2, sharded)
+            .unwrap()
+            .contains("not supported with a Neuron target"));
+        let executables = Request {
+            device_executables: true,
+            ..Request::default()
+        };
+        assert!(refusal(Target::Tpu, executables.clone()).is_none());
+        assert!(refusal(trn2, executables)
+            .unwrap()
+            .contains("--topology is for --target tpu, not `trn2`"));
+        // State and control flow: every target compiles them.
+        let stateful_loop = Request {
+            state: vec!["cache".into()],
+            control_flow: true,
+            ..Request::default()
+        };
+        assert!(refusal(Target::Tpu, stateful_loop.clone()).is_none());
+        assert!(refusal(trn2, stateful_loop).is_none());
+    }
+
+    #[test]
+    fn unsupported_combinations_are_refused_for_every_target() {
+        for target in [Target::Tpu, Target::Neuron(neuron::Chip::Trn1)] {
+            let state_sharded = Request {
+                sharded: true,
+                state: vec!["key_cache_0".into()],
+                ..Request::default()
+            };
+            let why = refusal(target, state_sharded).unwrap();
+            assert!(
+                why.contains("`key_cache_0`") || why.contains("Neuron"),
+                "{why}"
+            );
+            let dynamic_executables = Request {
+                dynamic: true,
+                device_executables: true,
+                ..Request::default()
+            };
+            // The dynamic sizes are named as the cause, before the target's own limits.
+            assert!(refusal(target, dynamic_executables)
+                .unwrap()
+                .contains("dynamic sizes"));
+        }
+    }
 }

@@ -135,7 +135,9 @@ pub fn is_transformer(graph: &crate::frontend::Graph) -> bool {
 }
 
 /// The Neuron target as the driver sees it: no composites (Neuron's XLA frontend has
-/// none), one device's program only, static shapes only, no TPU executables.
+/// none), one device's program only, static shapes only, no TPU executables. State
+/// (the decode step's cache, aliased in the HLO) and control flow (`if`/`while`,
+/// checked op by op by `neuron-check`) are supported.
 pub fn spec(chip: Chip) -> TargetSpec {
     TargetSpec {
         name: chip.name(),
