@@ -236,7 +236,7 @@ fn fsdp_splits_parameters_and_matches_pytorch_on_four_devices() {
                 let mesh = Mesh::parse(mesh).unwrap();
                 let fsdp = mesh.axis_size("fsdp").unwrap() as u64;
                 let art = dir.join(format!("{name}-{}-{format:?}.tpuc", mesh.num_devices()));
-                let options = sharded_options(&mesh, &presets, format);
+                let options = sharded_options(&mesh, presets, format);
                 tpuc_compiler::compile(&model_dir.join("core.pt2"), &art, &options)
                     .unwrap_or_else(|e| panic!("{name} {mesh}: {e}"));
                 let session = tpuc_runtime::Session::load_with(
