@@ -16,10 +16,10 @@ use tpuc_artifact::manifest::{
 };
 use tpuc_artifact::DType;
 
+use crate::error::CompileError;
 use crate::frontend::{ExportedModel, InputKind, StreamError, WeightRange};
-use crate::{
-    CompileError, CompileOptions, CompileReport, MissingWeights, Progress, STABLEHLO_VERSION,
-};
+use crate::options::{CompileOptions, CompileReport};
+use crate::{MissingWeights, Progress, STABLEHLO_VERSION};
 
 pub use tpuc_artifact::layout::{MANIFEST_FILE, PROGRAM_FILE, WEIGHTS_FILE};
 

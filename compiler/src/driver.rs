@@ -14,15 +14,14 @@ use std::sync::{Arc, Mutex};
 use melior::ir::Module;
 use melior::Context;
 
+use crate::error::CompileError;
+use crate::options::{CompileOptions, CompileReport};
 use crate::passes::take_records::Records;
 use crate::passes::PassEnv;
 use crate::pipeline::{self, Pipeline, ProgramFacts};
 use crate::printer::{print_module, print_module_with_locations, print_program};
 use crate::targets::{self, Request, Target};
-use crate::{
-    artifact, dynamic, frontend, import, passes, sharding, CompileError, CompileOptions,
-    CompileReport, Progress, StageTime,
-};
+use crate::{artifact, dynamic, frontend, import, passes, sharding, Progress, StageTime};
 
 /// Creates the MLIR context tpuc uses.
 pub fn new_context() -> Context {

@@ -14,8 +14,8 @@ use tpuc_dialects::func::append_function;
 use tpuc_dialects::stablehlo::scalar_literal;
 use tpuc_dialects::{aten, DialectError, TValue, TensorType};
 
+use crate::error::CompileError;
 use crate::frontend::{Arg, Graph, InputKind, Node, TensorMeta};
-use crate::CompileError;
 
 fn tensor_type(meta: &TensorMeta) -> TensorType {
     TensorType::new(meta.shape.clone(), meta.dtype)

@@ -24,8 +24,10 @@
 
 use std::fmt;
 
+use crate::error::CompileError;
+use crate::options::CompileOptions;
+use crate::passes;
 use crate::passes::OptLevel;
-use crate::{passes, CompileError, CompileOptions};
 
 /// A stage of the pipeline; see the module documentation for what each holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,8 +5,9 @@
 
 use tpuc_artifact::sharding::TensorSharding;
 
+use crate::error::CompileError;
 use crate::frontend::graph::{Graph, InputKind};
-use crate::{CompileError, ShardPreset, ShardingRequest};
+use crate::options::{ShardPreset, ShardingRequest};
 
 /// The sharding of each input of `graph` (in `@main`'s argument order) under the
 /// presets of `request`; `None` leaves an argument replicated.

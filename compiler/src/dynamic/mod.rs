@@ -27,9 +27,11 @@ use tpuc_artifact::manifest::{Checksum, DynamicShapes, FileRef, Manifest, Specia
 use tpuc_artifact::symbolic::{describe_bindings, Bindings, Dim};
 
 use crate::driver::{lower_program, Emit, Stopwatch};
+use crate::error::CompileError;
 use crate::frontend::{self, ExportedModel};
+use crate::options::{CompileOptions, CompileReport};
+use crate::passes;
 use crate::pipeline::ProgramFacts;
-use crate::{passes, CompileError, CompileOptions, CompileReport};
 
 /// The files of a dynamic artifact: its exported program and its specializations.
 pub use tpuc_artifact::layout::{specialization_file, SOURCE_PROGRAM_FILE, SPECIALIZATIONS_DIR};

@@ -28,9 +28,11 @@ use tpuc_artifact::symbolic::Expr;
 use tpuc_artifact::symbolic::{Bindings, Dim, Symbol};
 
 use crate::driver::{lower_program, Emit, Stopwatch};
+use crate::error::CompileError;
 use crate::frontend::ExportedModel;
+use crate::options::CompileOptions;
+use crate::passes;
 use crate::pipeline::ProgramFacts;
-use crate::{passes, CompileError, CompileOptions};
 
 fn refuse(message: String) -> CompileError {
     CompileError::Dynamic(format!("shape-polymorphic StableHLO: {message}"))

@@ -16,7 +16,7 @@ use mlir_sys::MlirOperation;
 use rustc_hash::{FxHashSet, FxHasher};
 
 use super::{ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub struct StablehloCse;
 

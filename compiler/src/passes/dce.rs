@@ -10,7 +10,7 @@ use melior::ir::Module;
 use melior::Context;
 
 use super::{ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub struct StablehloDce;
 

@@ -18,7 +18,7 @@ use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_dialects::stablehlo::{dot_dims_attr, DotDims};
 
 use super::{ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub struct FoldBatchReshape;
 

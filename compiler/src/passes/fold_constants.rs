@@ -34,7 +34,7 @@ use tpuc_artifact::DType;
 use tpuc_dialects::TensorType;
 
 use super::{ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub struct FoldConstants;
 

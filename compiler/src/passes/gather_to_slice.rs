@@ -28,7 +28,7 @@ use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
 
 use super::{ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub struct GatherToSlice;
 

@@ -10,8 +10,8 @@ use melior::ir::Module;
 use melior::Context;
 
 use super::{ir, merge_dots, Pass};
+use crate::error::CompileError;
 use crate::pipeline::PassSpec;
-use crate::CompileError;
 
 pub const NAME: &str = "tpuc-mark-state-aliases";
 

@@ -15,7 +15,7 @@ use melior::Context;
 use tpuc_artifact::DType;
 
 use super::{ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 /// The precision of f32 matmuls and convolutions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -38,7 +38,7 @@ use tpuc_dialects::stablehlo::DotDims;
 use tpuc_dialects::TensorType;
 
 use super::{ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 /// `stablehlo-merge-dots`, or `stablehlo-merge-dots{packable=0,1,2}`: the option marks
 /// those `@main` arguments packable first (what `tpuc compile` does for artifacts).

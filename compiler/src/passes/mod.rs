@@ -33,8 +33,8 @@ use melior::Context;
 
 pub use matmul_precision::MatmulPrecision;
 
+use crate::error::CompileError;
 use crate::pipeline::PassSpec;
-use crate::CompileError;
 
 /// A named transformation of a module.
 pub trait Pass {

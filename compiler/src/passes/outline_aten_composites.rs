@@ -30,7 +30,7 @@ use mlir_sys::{MlirAttribute, MlirOperation};
 use rustc_hash::FxHashMap;
 
 use super::{composites, ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub struct OutlineAtenComposites;
 

@@ -59,8 +59,8 @@ use tpuc_artifact::manifest::ShardingFormat;
 use tpuc_artifact::sharding::{Mesh, TensorSharding};
 
 use super::ir;
+use crate::error::CompileError;
 use crate::import::quote;
-use crate::CompileError;
 
 pub const NAME: &str = "stablehlo-propagate-sharding";
 

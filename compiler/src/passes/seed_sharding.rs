@@ -22,8 +22,8 @@ use tpuc_artifact::manifest::ShardingFormat;
 use tpuc_artifact::sharding::{Mesh, TensorSharding};
 
 use super::{ir, propagate_sharding, Pass};
+use crate::error::CompileError;
 use crate::pipeline::{parse_indices, PassSpec};
-use crate::CompileError;
 
 pub const NAME: &str = "tpuc-seed-sharding";
 

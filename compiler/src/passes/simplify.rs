@@ -20,7 +20,7 @@ use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_artifact::DType;
 
 use super::{ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub struct StablehloSimplify;
 

@@ -19,7 +19,7 @@ use melior::Context;
 use tpuc_artifact::sharding::TensorSharding;
 
 use super::{ir, merge_dots, propagate_sharding, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub const NAME: &str = "tpuc-take-records";
 

@@ -6,7 +6,7 @@ use melior::ir::Module;
 use melior::Context;
 
 use super::Pass;
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub struct VerifyStablehlo;
 

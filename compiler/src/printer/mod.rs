@@ -11,7 +11,8 @@ pub mod generic;
 
 use melior::ir::Module;
 
-use crate::{frontend, CompileError};
+use crate::error::CompileError;
+use crate::frontend;
 
 /// Prints a module in generic form (what PJRT plugins parse without our dialects).
 pub fn print_module(module: &Module<'_>) -> Result<String, CompileError> {

@@ -17,8 +17,9 @@
 pub mod neuron;
 pub mod stablehlo;
 
+use crate::error::CompileError;
+use crate::options::CompileOptions;
 use crate::pipeline::PassSpec;
-use crate::{CompileError, CompileOptions};
 
 /// Compilation targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

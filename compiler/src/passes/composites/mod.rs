@@ -55,7 +55,7 @@ use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
 use tpuc_dialects::TensorType;
 
 use super::{ir, Pass};
-use crate::CompileError;
+use crate::error::CompileError;
 
 pub struct OutlineComposites;
 

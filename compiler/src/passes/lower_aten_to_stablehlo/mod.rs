@@ -35,7 +35,7 @@ use tpuc_dialects::{DialectError, Emitter, TValue, TensorType};
 
 pub use op::{AtenOp, AttrCache};
 
-use crate::{CompileError, UnsupportedOp};
+use crate::error::{CompileError, UnsupportedOp};
 
 /// Why one op could not be lowered.
 #[derive(Debug)]

@@ -12,8 +12,8 @@ use melior::ir::Module;
 use melior::Context;
 use tpuc_artifact::DType;
 
+use crate::error::CompileError;
 use crate::passes::{ir, Pass};
-use crate::CompileError;
 
 pub struct NeuronAutoCast(pub DType);
 

@@ -21,8 +21,8 @@ use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_artifact::DType;
 
 use super::Chip;
+use crate::error::{CompileError, NeuronDiagnostic};
 use crate::passes::{ir, Pass};
-use crate::{CompileError, NeuronDiagnostic};
 
 /// The StableHLO ops a Neuron program may hold (without the `stablehlo.` prefix).
 pub const SUPPORTED: &[&str] = &[

@@ -20,8 +20,8 @@ use mlir_sys::{MlirOperation, MlirValue};
 use tpuc_artifact::DType;
 use tpuc_dialects::TensorType;
 
+use crate::error::CompileError;
 use crate::passes::{ir, Pass};
-use crate::CompileError;
 
 pub const NARROWED_ATTRIBUTE: &str = "tpuc.neuron_narrowed";
 /// The pass names: 64-bit integers narrowed (the default) or kept (`--keep-int64`).

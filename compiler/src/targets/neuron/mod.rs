@@ -18,8 +18,8 @@ pub mod legalize;
 use tpuc_artifact::DType;
 
 use super::{Feature, TargetSpec};
+use crate::error::CompileError;
 use crate::pipeline::PassSpec;
-use crate::CompileError;
 
 /// A Neuron device generation, as `neuronx-cc --target` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,8 +22,8 @@ use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
 use tpuc_artifact::DType;
 use tpuc_dialects::TensorType;
 
+use crate::error::CompileError;
 use crate::passes::ir;
-use crate::CompileError;
 use proto::*;
 
 /// The HLO module of `module`'s `@main`; `parameter_names` name its parameters in
