@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write each corpus model's Core ATen graph at twice its batch, for the TPU report's
-batch test (cli/tests/tpu_compile.rs, `report_figures_grow_with_the_batch`).
+batch test (cli/tests/cli/tpu.rs, `report_figures_grow_with_the_batch`).
 
 For every model of testdata/models and testdata/coverage/models that has a core.pt2,
 this builds the model with its generator's own builder (same seed, same config),

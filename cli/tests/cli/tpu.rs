@@ -244,7 +244,7 @@ fn report_figures_grow_with_the_batch() {
 /// implies: Megatron's tp=2 puts less than the whole model on a device, fsdp=4 at most
 /// half of it. Measured against the unsharded program on the same slice: the TPU pads
 /// each small tensor to its tiles (this Llama's tensors are 32 wide), so its shares
-/// are not the exact 1/k the CPU plugin shows (`cli/tests/sharded_decoders.rs`).
+/// are not the exact 1/k the CPU plugin shows (`cli/tests/cli/sharded_decoders.rs`).
 #[test]
 fn sharded_programs_compile_for_v5e_with_per_device_shares() {
     if !libtpu_present() {
