@@ -67,6 +67,24 @@ pub struct Manifest {
     /// where a dimension is symbolic, and `program` is the first specialization.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dynamic: Option<DynamicShapes>,
+    /// `tpuc compile --debug-outputs`: the outputs that hold one graph value each (after
+    /// the program's own outputs, before the state's), with the node that computed it,
+    /// for `tpuc diverge`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub debug_values: Vec<DebugValue>,
+}
+
+/// One value of the graph returned as an output by `tpuc compile --debug-outputs`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DebugValue {
+    /// Its index in [`Manifest::outputs`] (whose name is the value's: the node's name,
+    /// or the name torch.export gave one result of a multi-result node).
+    pub output: usize,
+    /// The node that computed it and the node's operator (`aten.mul.Tensor`).
+    pub node: String,
+    pub op: String,
+    /// The values the node read, by name (graph inputs or other nodes' values).
+    pub inputs: Vec<String>,
 }
 
 /// The dynamic sizes of an artifact's program.

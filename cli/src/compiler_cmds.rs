@@ -102,6 +102,11 @@ pub struct CompileArgs {
     /// With `--emit mlir` or `--emit aten`: the one size to emit.
     #[arg(long, value_name = "SIZES")]
     specialize: Vec<String>,
+    /// Also return every value the graph computes, each named by the node that computed
+    /// it (after the program's own outputs; listed in the manifest's `debug_values`), for
+    /// `tpuc diverge`. Keeps every intermediate alive: for debugging, not deployment.
+    #[arg(long)]
+    debug_outputs: bool,
 }
 
 /// The mesh, strategies and format of `tpuc compile`'s sharding flags.
@@ -231,6 +236,7 @@ pub fn compile(args: &CompileArgs, verbose: bool) -> Result<ExitCode, String> {
                 tpuc_runtime::symbolic::parse_bindings(s).map_err(|e| format!("--specialize: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?,
+        debug_outputs: args.debug_outputs,
         ..CompileOptions::default()
     };
     if args.print_pipeline {

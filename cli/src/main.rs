@@ -11,6 +11,7 @@ mod bench;
 #[cfg(feature = "compiler")]
 mod compiler_cmds;
 mod devices;
+mod diverge_cmd;
 mod generate_cmd;
 #[cfg(feature = "compiler")]
 mod inspect_sharding;
@@ -106,6 +107,12 @@ enum Command {
     /// then --max-new-tokens tokens, each the argmax of the last logits. Prints the new
     /// tokens (stdout) and tokens/s (stderr); the cache stays on the device.
     Generate(generate_cmd::GenerateArgs),
+    /// Find the first graph node whose value leaves PyTorch's: runs an artifact compiled
+    /// with `tpuc compile --debug-outputs` and compares every value it returns with
+    /// PyTorch's (`scripts/node_values.py` writes them), in graph order. Prints the first
+    /// value outside the tolerances with its node's op and how far each value the node
+    /// read already was; exits non-zero when one is found.
+    Diverge(diverge_cmd::DivergeArgs),
     /// List the PJRT plugins tpuc finds: path, PJRT C API version, StableHLO versions,
     /// platform and devices. A plugin that fails to load is listed with its error.
     ///
@@ -232,6 +239,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Inspect { model, .. } => compiler_cmds::inspect(&model),
         Command::Run(args) => run_cmd::run_artifact(&args),
         Command::Generate(args) => generate_cmd::generate(&args),
+        Command::Diverge(args) => diverge_cmd::diverge(&args),
         Command::Devices {
             topologies: true,
             libtpu,

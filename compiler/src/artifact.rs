@@ -350,6 +350,8 @@ pub struct Program<'a> {
     pub partitioned: Option<Partitioned>,
     /// A Neuron target's HLO.
     pub neuron: Option<NeuronFiles>,
+    /// `--debug-outputs`: the graph values returned as outputs, for the manifest.
+    pub debug_values: Vec<tpuc_artifact::manifest::DebugValue>,
 }
 
 /// Writes the artifact for `model` with `program` to `output`.
@@ -365,6 +367,7 @@ pub fn write(
         origins,
         partitioned,
         neuron,
+        debug_values,
     } = program;
     check_output_path(&model.source, output)?;
     let graph = &model.graph;
@@ -545,6 +548,7 @@ pub fn write(
             tpu_executables: Vec::new(),
             neuron,
             dynamic: None,
+            debug_values,
         };
         // A target's own step (a TPU executable compiled next to the program) adds its
         // files and manifest entries before anything is moved into place.

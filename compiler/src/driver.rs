@@ -169,9 +169,10 @@ pub fn compile(
     artifact::check_output_path(input, output)?;
     let mut watch = Stopwatch::start();
     options.report(Progress::Loading);
-    let model = frontend::load(input)?;
+    let mut model = frontend::load(input)?;
     watch.lap("read");
     targets::check_request(options.target, &Request::of(&model, options))?;
+    let debug_values = return_debug_values(&mut model, options)?;
     if model.dynamic.is_some() {
         return dynamic::compile(model, output, options, watch);
     }
@@ -244,6 +245,7 @@ pub fn compile(
             origins: origins.as_deref(),
             partitioned,
             neuron: neuron_files,
+            debug_values,
         },
         output,
         options,
@@ -253,6 +255,36 @@ pub fn compile(
     report.timings = watch.times;
     report.warnings = warnings;
     Ok(report)
+}
+
+/// `--debug-outputs`: every graph value made an output of `model` (see
+/// [`frontend::Graph::return_every_value`]), described for the manifest. Dynamic
+/// programs are refused (their outputs' sizes are expressions).
+fn return_debug_values(
+    model: &mut frontend::ExportedModel,
+    options: &CompileOptions,
+) -> Result<Vec<tpuc_artifact::manifest::DebugValue>, CompileError> {
+    if !options.debug_outputs {
+        return Ok(Vec::new());
+    }
+    if model.dynamic.is_some() {
+        return Err(CompileError::Dynamic(targets::dynamic_unsupported(
+            "--debug-outputs",
+        )));
+    }
+    Ok(model
+        .graph
+        .return_every_value()
+        .into_iter()
+        .map(
+            |(output, node, op, inputs)| tpuc_artifact::manifest::DebugValue {
+                output,
+                node,
+                op,
+                inputs,
+            },
+        )
+        .collect())
 }
 
 fn refuse_specialize(options: &CompileOptions) -> Result<(), CompileError> {
@@ -304,6 +336,7 @@ pub fn compile_to_mlir(
     let mut model = frontend::load(input)?;
     watch.lap("read");
     targets::check_request(options.target, &Request::of(&model, options))?;
+    return_debug_values(&mut model, options)?;
     if model.dynamic.is_some() && options.specialize.is_empty() {
         let text = dynamic::polymorphic::emit(&mut model, options)?;
         watch.lap("polymorphic");
@@ -330,6 +363,7 @@ pub fn compile_pipeline(
 ) -> Result<Pipeline, CompileError> {
     let mut model = frontend::load(input)?;
     targets::check_request(options.target, &Request::of(&model, options))?;
+    return_debug_values(&mut model, options)?;
     match (&model.dynamic, emit) {
         (None, _) => refuse_specialize(options)?,
         (Some(_), Emit::Text) => {

@@ -76,6 +76,9 @@ pub struct CompileOptions {
     /// Of a program exported with `dynamic_shapes`: the sizes to specialize it for
     /// ahead of time, besides the example inputs' (`tpuc compile --specialize`).
     pub specialize: Vec<tpuc_artifact::symbolic::Bindings>,
+    /// Also return every value the graph computes, named by its node
+    /// (`tpuc compile --debug-outputs`; `tpuc diverge` compares them with PyTorch's).
+    pub debug_outputs: bool,
 }
 
 /// See [`CompileOptions::finish`]: called with the artifact's temporary directory, its
@@ -149,6 +152,7 @@ impl std::fmt::Debug for CompileOptions {
             sharding,
             finish,
             specialize,
+            debug_outputs,
         } = self;
         f.debug_struct("CompileOptions")
             .field("target", target)
@@ -158,6 +162,7 @@ impl std::fmt::Debug for CompileOptions {
             .field("matmul_precision", matmul_precision)
             .field("sharding", sharding)
             .field("specialize", specialize)
+            .field("debug_outputs", debug_outputs)
             .field("custom_lowerings", custom_lowerings)
             .field("print_ir_after", print_ir_after)
             .field("progress", &progress.is_some())

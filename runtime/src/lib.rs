@@ -29,6 +29,7 @@
 pub mod cache;
 pub mod compare;
 pub mod discover;
+pub mod divergence;
 pub mod error;
 pub mod pjrt;
 pub mod plugin_logging;

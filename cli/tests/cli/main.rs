@@ -8,6 +8,7 @@
 mod commands;
 mod common;
 mod corpus;
+mod diverge;
 mod dynamic;
 mod faults;
 mod neuron;

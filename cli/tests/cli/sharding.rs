@@ -68,6 +68,7 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
         tpu_executables: Vec::new(),
         neuron: None,
         dynamic: None,
+        debug_values: Vec::new(),
     };
     std::fs::write(
         art.join("manifest.json"),

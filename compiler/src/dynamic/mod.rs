@@ -164,6 +164,7 @@ pub(crate) fn compile(
             origins: origins.as_deref(),
             partitioned: None,
             neuron: None,
+            debug_values: Vec::new(),
         },
         output,
         &options,

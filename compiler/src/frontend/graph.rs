@@ -139,6 +139,35 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// `--debug-outputs`: every value a node computes (in node order, those the graph
+    /// records a type for) returned: appended to the outputs unless the graph returns it
+    /// already; returns each one's output index, node, operator and the values the node
+    /// read.
+    pub fn return_every_value(&mut self) -> Vec<(usize, String, String, Vec<String>)> {
+        let mut out = Vec::new();
+        for node in &self.nodes {
+            for name in node.output_names() {
+                if !self.tensors.contains_key(name) {
+                    continue;
+                }
+                let index = match self.outputs.iter().position(|o| o == name) {
+                    Some(i) => i,
+                    None => {
+                        self.outputs.push(name.to_string());
+                        self.outputs.len() - 1
+                    }
+                };
+                out.push((
+                    index,
+                    node.name.clone(),
+                    node.target.clone(),
+                    node.input_names().iter().map(|s| s.to_string()).collect(),
+                ));
+            }
+        }
+        out
+    }
+
     /// Counts of node targets, sorted by target, subgraphs' nodes included.
     pub fn op_counts(&self) -> BTreeMap<String, usize> {
         let mut m = BTreeMap::new();

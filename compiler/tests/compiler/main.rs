@@ -10,5 +10,6 @@ mod bad_input;
 mod common;
 mod control_flow;
 mod corpus;
+mod divergence;
 mod dynamic;
 mod state;

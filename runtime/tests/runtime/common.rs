@@ -244,6 +244,7 @@ pub fn write_artifact(dir: &Path) -> Manifest {
         tpu_executables: Vec::new(),
         neuron: None,
         dynamic: None,
+        debug_values: Vec::new(),
     };
     write_manifest(dir, &manifest);
     manifest

@@ -212,6 +212,7 @@ fn partitioned_sessions_run_on_their_mesh() {
             tpu_executables: Vec::new(),
             neuron: None,
             dynamic: None,
+            debug_values: Vec::new(),
         };
         write_manifest(&dir, &manifest);
         let options = LoadOptions {
