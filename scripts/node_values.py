@@ -16,6 +16,7 @@ finds the first node whose value leaves the tolerances. bf16 values are written 
 """
 
 import argparse
+import importlib
 import shutil
 import sys
 from pathlib import Path
@@ -82,8 +83,20 @@ def main() -> int:
     parser.add_argument("program", type=Path, help="a .pt2 written by torch.export.save")
     parser.add_argument("--inputs", type=Path, required=True, help="folder of numbered user-input .npy files")
     parser.add_argument("--out", type=Path, required=True, help="folder to write <node>.npy files into")
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a module to import first, registering the custom operators the program calls "
+        "(transformers' MoE layers call transformers.grouped_mm_fallback: "
+        "--import transformers.integrations.moe)",
+    )
     args = parser.parse_args()
 
+    for module in args.imports:
+        importlib.import_module(module)
     ep = torch.export.load(str(args.program))
     input_files = numbered_npy(args.inputs)
     user_inputs = [torch.from_numpy(np.load(p)) for p in input_files]

@@ -77,9 +77,11 @@ pub struct Manifest {
 /// One value of the graph returned as an output by `tpuc compile --debug-outputs`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DebugValue {
-    /// Its index in [`Manifest::outputs`] (whose name is the value's: the node's name,
-    /// or the name torch.export gave one result of a multi-result node).
+    /// Its index in [`Manifest::outputs`].
     pub output: usize,
+    /// The value's name in the graph: the node's name, or the name torch.export gave
+    /// one result of a multi-result node (`scripts/node_values.py` writes `<name>.npy`).
+    pub name: String,
     /// The node that computed it and the node's operator (`aten.mul.Tensor`).
     pub node: String,
     pub op: String,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tpuc_runtime::divergence::{compare_debug_values, first_divergence, ValueComparison};
+use tpuc_runtime::divergence::{compare_debug_values, explain, first_divergence, ValueComparison};
 
 #[derive(clap::Args, Debug)]
 pub struct DivergeArgs {
@@ -94,6 +94,9 @@ pub fn diverge(args: &DivergeArgs) -> Result<ExitCode, String> {
             None => "a program input (as given)".into(),
         };
         outln!("  reads `{input}`: {state}");
+    }
+    if let Some(why) = explain(first, &values, &args.reference) {
+        outln!("note: {why}");
     }
     outln!("{differ} of {compared} compared values differ");
     Ok(ExitCode::FAILURE)

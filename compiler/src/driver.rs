@@ -277,8 +277,9 @@ fn return_debug_values(
         .return_every_value()
         .into_iter()
         .map(
-            |(output, node, op, inputs)| tpuc_artifact::manifest::DebugValue {
+            |(output, name, node, op, inputs)| tpuc_artifact::manifest::DebugValue {
                 output,
+                name,
                 node,
                 op,
                 inputs,

@@ -139,32 +139,59 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// `--debug-outputs`: every value a node computes (in node order, those the graph
-    /// records a type for) returned: appended to the outputs unless the graph returns it
-    /// already; returns each one's output index, node, operator and the values the node
-    /// read.
-    pub fn return_every_value(&mut self) -> Vec<(usize, String, String, Vec<String>)> {
+    /// `--debug-outputs`: every value a node computes (those the graph records a type
+    /// for) also returned, as it is right after its node: each is read by an
+    /// `aten.clone` inserted after the node (a later in-place write, which the importer
+    /// functionalizes into a new value under the same name, does not change it) whose
+    /// result is appended to the outputs. Returns, per value, its output index, its
+    /// name, its node, the node's operator and the values the node read.
+    pub fn return_every_value(&mut self) -> Vec<(usize, String, String, String, Vec<String>)> {
         let mut out = Vec::new();
-        for node in &self.nodes {
-            for name in node.output_names() {
-                if !self.tensors.contains_key(name) {
-                    continue;
+        let mut nodes = Vec::with_capacity(self.nodes.len() * 2);
+        let mut taken: std::collections::BTreeSet<String> =
+            self.nodes.iter().map(|n| n.name.clone()).collect();
+        taken.extend(self.tensors.keys().cloned());
+        taken.extend(self.inputs.iter().map(|i| i.name.clone()));
+        for node in std::mem::take(&mut self.nodes) {
+            let values: Vec<String> = node
+                .output_names()
+                .into_iter()
+                .filter(|name| self.tensors.contains_key(*name))
+                .map(str::to_string)
+                .collect();
+            let inputs: Vec<String> = node.input_names().iter().map(|s| s.to_string()).collect();
+            let (node_name, target, location) = (
+                node.name.clone(),
+                node.target.clone(),
+                node.source_location.clone(),
+            );
+            nodes.push(node);
+            for value in values {
+                let mut copy = format!("{value}__debug");
+                while taken.contains(&copy) {
+                    copy.push('_');
                 }
-                let index = match self.outputs.iter().position(|o| o == name) {
-                    Some(i) => i,
-                    None => {
-                        self.outputs.push(name.to_string());
-                        self.outputs.len() - 1
-                    }
-                };
+                taken.insert(copy.clone());
+                let meta = self.tensors[&value].clone();
+                self.tensors.insert(copy.clone(), meta);
+                nodes.push(Node {
+                    name: copy.clone(),
+                    target: "aten.clone.default".into(),
+                    args: vec![("self".into(), Arg::Tensor(value.clone()))],
+                    outputs: vec![NodeOutput::Tensor(copy.clone())],
+                    source_location: location.clone(),
+                });
+                self.outputs.push(copy);
                 out.push((
-                    index,
-                    node.name.clone(),
-                    node.target.clone(),
-                    node.input_names().iter().map(|s| s.to_string()).collect(),
+                    self.outputs.len() - 1,
+                    value,
+                    node_name.clone(),
+                    target.clone(),
+                    inputs.clone(),
                 ));
             }
         }
+        self.nodes = nodes;
         out
     }
 
