@@ -5,6 +5,7 @@
 // RUN: tpuc opt %s --pass-pipeline=verify-stablehlo | FileCheck %s
 // RUN: not tpuc opt %S/Inputs/verify_bad_result_type.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=BADTYPE
 // RUN: not tpuc opt %S/Inputs/verify_unknown_op.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not tpuc opt %S/Inputs/verify_foreign_ops.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=FOREIGN
 // RUN: not tpuc opt %S/Inputs/verify_several_errors.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=SEVERAL
 // RUN: not tpuc opt %S/Inputs/verify_bad_structure.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=STRUCT
 // RUN: not tpuc opt %S/Inputs/verify_bad_composite.mlir --pass-pipeline=verify-stablehlo 2>&1 | FileCheck %s --check-prefix=COMPOSITE
@@ -24,6 +25,12 @@
 
 // UNKNOWN: error: the emitted StableHLO does not verify:
 // UNKNOWN-NEXT: loc("foo_node"): stablehlo.foo: not a StableHLO operation tpuc knows
+
+// Ops outside StableHLO and func: PJRT plugins reject them at compile time with an MLIR
+// parse error; the verifier names the node.
+// FOREIGN: error: the emitted StableHLO does not verify:
+// FOREIGN-NEXT: loc("sqrt_node"): sqrt: not an operation of StableHLO or func: no PJRT plugin takes it
+// FOREIGN-NEXT: loc("relu_node"): aten.relu.default: not an operation of StableHLO or func: no PJRT plugin takes it
 
 // The convert and the reduce are valid and not reported.
 // SEVERAL: error: the emitted StableHLO does not verify:
