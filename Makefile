@@ -61,7 +61,7 @@ unit-test: setup
 # unit-test run above covers the host's full ISA; this runs the op suite again capped
 # at AVX2 (the flag comes last, so it wins over a user's own --xla_cpu_max_isa).
 op-suite-avx2: setup
-	XLA_FLAGS="$$XLA_FLAGS --xla_cpu_max_isa=AVX2" $(CARGO) test -p tpuc-cli --test cli core_aten_op_suite_matches_pytorch
+	XLA_FLAGS="$$XLA_FLAGS --xla_cpu_max_isa=AVX2" $(CARGO) test -p tpuc-cli --test cli op_suite_matches_pytorch
 
 lit: build
 	$(LIT) -sv lit_tests --param tpuc_bin_dir=$(REPO)/target/debug

@@ -212,6 +212,32 @@
   "func.return"(%0, %1, %2, %3) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
 }) : () -> ()
 
+// The composites of as-exported graphs: square = x * x; log_sigmoid = min(x, 0) -
+// log1p(exp(-|x|)) (no overflow in either tail); mish = x * tanh(log1p(exp(x))).
+// CHECK-LABEL: sym_name = "exported_composites"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<2x3xf32>)
+// CHECK: [[SQ:%[0-9]+]] = "stablehlo.multiply"([[X]], [[X]])
+// CHECK: [[LT:%[0-9]+]] = "stablehlo.compare"([[X]], [[Z:%[0-9]+]])
+// CHECK-SAME: comparison_direction LT
+// CHECK-NEXT: [[MIN:%[0-9]+]] = "stablehlo.select"([[LT]], [[X]], [[Z]])
+// CHECK-NEXT: [[ABS:%[0-9]+]] = "stablehlo.abs"([[X]])
+// CHECK-NEXT: [[NEG:%[0-9]+]] = "stablehlo.negate"([[ABS]])
+// CHECK-NEXT: [[EXP:%[0-9]+]] = "stablehlo.exponential"([[NEG]])
+// CHECK-NEXT: [[TAIL:%[0-9]+]] = "stablehlo.log_plus_one"([[EXP]])
+// CHECK-NEXT: [[LOGSIG:%[0-9]+]] = "stablehlo.subtract"([[MIN]], [[TAIL]])
+// CHECK: [[E:%[0-9]+]] = "stablehlo.exponential"([[X]])
+// CHECK-NEXT: [[SP:%[0-9]+]] = "stablehlo.log_plus_one"([[E]])
+// CHECK-NEXT: [[T:%[0-9]+]] = "stablehlo.tanh"([[SP]])
+// CHECK-NEXT: [[MISH:%[0-9]+]] = "stablehlo.multiply"([[X]], [[T]])
+// CHECK: "func.return"([[SQ]], [[LOGSIG]], [[MISH]])
+"func.func"() <{function_type = (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>), sym_name = "exported_composites"}> ({
+^bb0(%a: tensor<2x3xf32>):
+  %0 = "aten.square.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("square")
+  %1 = "aten.log_sigmoid.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("log_sigmoid")
+  %2 = "aten.mish.default"(%a) {operand_names = ["self"]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("mish")
+  "func.return"(%0, %1, %2) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
+}) : () -> ()
+
 // Exact gelu: 0.5 x (1 + erf(x / sqrt(2))), erf as a clamped rational polynomial.
 // The formula gives NaN for -inf (-inf * 0) and +inf for +inf; PyTorch's CPU kernel for
 // the exact form in f32/bf16 returns NaN for +inf too, so x == +inf selects NaN here.

@@ -1,6 +1,6 @@
 // View-like family (compiler/src/passes/lower_aten_to_stablehlo/view_like.rs):
 // reshapes, permutations, expand, slice (steps, negative and clamped bounds), select,
-// narrow, cat, stack, split (result shapes), unbind, pad, repeat, squeeze, diff, flip;
+// narrow, cat, stack, meshgrid, split (result shapes), unbind, pad, repeat, squeeze, diff, flip;
 // reflect / replicate / circular padding as one gather per padded dim at constant
 // source positions.
 //
@@ -97,6 +97,24 @@
   %0 = "aten.cat.default"(%a, %b) {dim = -1 : i64, operand_names = ["tensors[0]", "tensors[1]"]} : (tensor<2x1xi64>, tensor<2x8xi64>) -> tensor<2x9xi64> loc("cat")
   %1 = "aten.cat.default"(%b, %c) {dim = 1 : i64, operand_names = ["tensors[0]", "tensors[1]"]} : (tensor<2x8xi64>, tensor<2x4xi32>) -> tensor<2x12xi64> loc("cat_promote")
   "func.return"(%0, %1) : (tensor<2x9xi64>, tensor<2x12xi64>) -> ()
+}) : () -> ()
+
+// meshgrid: each input broadcast along its own grid dimension; with indexing "xy" the
+// first two swap (the first input varies along columns); a 0-d input is a size-1 axis.
+// CHECK-LABEL: sym_name = "meshgrids"
+// CHECK: ^bb0([[A:%arg[0-9]+]]: tensor<3xf32>, [[B:%arg[0-9]+]]: tensor<4xf32>, [[S:%arg[0-9]+]]: tensor<f32>)
+// CHECK-NEXT: [[XA:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[A]]) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT: [[XB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT: [[IA:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[A]]) {broadcast_dimensions = array<i64: 0>} : (tensor<3xf32>) -> tensor<3x4x1xf32>
+// CHECK-NEXT: [[IB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[B]]) {broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<3x4x1xf32>
+// CHECK-NEXT: [[RS:%[0-9]+]] = "stablehlo.reshape"([[S]]) : (tensor<f32>) -> tensor<1xf32>
+// CHECK-NEXT: [[IS:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[RS]]) {broadcast_dimensions = array<i64: 2>} : (tensor<1xf32>) -> tensor<3x4x1xf32>
+// CHECK: "func.return"([[XA]], [[XB]], [[IA]], [[IB]], [[IS]])
+"func.func"() <{function_type = (tensor<3xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3x4x1xf32>, tensor<3x4x1xf32>, tensor<3x4x1xf32>), sym_name = "meshgrids"}> ({
+^bb0(%a: tensor<3xf32>, %b: tensor<4xf32>, %s: tensor<f32>):
+  %0:2 = "aten.meshgrid.indexing"(%a, %b) {indexing = "xy", operand_names = ["tensors[0]", "tensors[1]"]} : (tensor<3xf32>, tensor<4xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) loc("meshgrid_xy")
+  %1:3 = "aten.meshgrid.indexing"(%a, %b, %s) {indexing = "ij", operand_names = ["tensors[0]", "tensors[1]", "tensors[2]"]} : (tensor<3xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<3x4x1xf32>, tensor<3x4x1xf32>, tensor<3x4x1xf32>) loc("meshgrid_ij")
+  "func.return"(%0#0, %0#1, %1#0, %1#1, %1#2) : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3x4x1xf32>, tensor<3x4x1xf32>, tensor<3x4x1xf32>) -> ()
 }) : () -> ()
 
 // stack at dim -1 of the result (rank 3): reshape each input, concatenate on dim 2.

@@ -56,7 +56,9 @@ def jobs(root: Path, quick: bool) -> list:
         + programs(root, "testdata/decode/*/*.pt2")
         + programs(root, "testdata/dynamic/*/*.pt2")
     )
-    ops = programs(root, "testdata/ops/cases/*/*/model.json")
+    ops = programs(root, "testdata/ops/cases/*/*/model.json") + programs(
+        root, "testdata/ops/exported/cases/*/*/model.json"
+    )
     if quick:
         model_sources = model_sources[::7]
         ops = ops[::25]

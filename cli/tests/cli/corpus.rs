@@ -40,9 +40,24 @@ fn every_corpus_model_passes_tpuc_run_expect() {
 /// that a fixed case gets taken off the list.
 #[test]
 fn core_aten_op_suite_matches_pytorch() {
+    assert_op_suite_matches("testdata/ops");
+}
+
+/// The as-exported op suite (testdata/ops/exported, `generate_exported_ops.py`): the
+/// composite ops pre-decomposition graphs keep (`square`, `log_sigmoid`, `linear`,
+/// `scaled_dot_product_attention`, `meshgrid`...), each as exported, held to the same
+/// rule.
+#[test]
+fn as_exported_op_suite_matches_pytorch() {
+    assert_op_suite_matches("testdata/ops/exported");
+}
+
+/// Every case of the op suite under `dir` matches PyTorch except those its
+/// `expected_failures.txt` lists, which must still fail.
+fn assert_op_suite_matches(dir: &str) {
     use tpuc_cli::coverage;
-    let root = repo().join("testdata/ops");
-    let suite = coverage::read_op_suite(&root).expect("testdata/ops/index.json");
+    let root = repo().join(dir);
+    let suite = coverage::read_op_suite(&root).expect("the suite's index.json");
     assert!(!suite.cases.is_empty());
     let expected = &suite.known_failures;
     let plugin = tpuc_runtime::discover::find_plugin(None).expect("CPU plugin (make setup)");
@@ -50,7 +65,7 @@ fn core_aten_op_suite_matches_pytorch() {
     let client = plugin
         .create_client(&tpuc_runtime::ClientOptions::cpu(1))
         .unwrap();
-    let scratch = temp("op-suite");
+    let scratch = temp(&format!("op-suite-{}", dir.replace('/', "-")));
     let cache = scratch.join("cache");
     std::fs::create_dir_all(&cache).unwrap();
     let options = tpuc_compiler::CompileOptions::default();

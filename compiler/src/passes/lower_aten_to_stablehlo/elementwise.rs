@@ -450,6 +450,29 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
                 unary_with(op, e, |e, x| clamp_values(e, x, Some(lo), Some(hi)))
             }
             "aten.hardsigmoid" => unary_with(op, e, hardsigmoid),
+            "aten.square" => unary_with(op, e, |e, x| Ok(e.mul(x, x)?)),
+            // min(x, 0) - log1p(exp(-|x|)): exact in both tails (PyTorch's CPU formula).
+            "aten.log_sigmoid" => unary_with(op, e, |e, x| {
+                let zero = splat(e, &x.ty, 0.0)?;
+                let below = e.compare(Cmp::Lt, x, &zero)?;
+                let min = e.select(&below, x, &zero)?;
+                let tail = e.unary(
+                    "stablehlo.log_plus_one",
+                    &e.unary(
+                        "stablehlo.exponential",
+                        &e.unary("stablehlo.negate", &e.unary("stablehlo.abs", x)?)?,
+                    )?,
+                )?;
+                Ok(e.sub(&min, &tail)?)
+            }),
+            // x * tanh(log1p(exp(x))), as PyTorch's kernel.
+            "aten.mish" => unary_with(op, e, |e, x| {
+                let softplus = e.unary(
+                    "stablehlo.log_plus_one",
+                    &e.unary("stablehlo.exponential", x)?,
+                )?;
+                Ok(e.mul(x, &e.unary("stablehlo.tanh", &softplus)?)?)
+            }),
             "aten.hardswish" => unary_with(op, e, |e, x| Ok(e.mul(x, &hardsigmoid(e, x)?)?)),
             "aten.leaky_relu" => {
                 let slope = op.number_or("negative_slope", 0.01);

@@ -39,6 +39,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.select" | "aten.select_copy" => select(op, e),
         "aten.cat" | "aten.concat" | "aten.concatenate" => cat(op, e),
         "aten.stack" => stack(op, e),
+        "aten.meshgrid" => meshgrid(op, e),
         "aten.split"
         | "aten.split_with_sizes"
         | "aten.chunk"
@@ -206,6 +207,41 @@ fn cat(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         return Ok(vec![splat(e, ty, 0.0)?]);
     }
     Ok(vec![e.concatenate(&refs, dim)?])
+}
+
+/// `meshgrid(tensors, indexing)`: result `k` is input `k` (0-d or 1-D) broadcast along
+/// dimension `k` of the grid; with `indexing="xy"` the first two dimensions swap places
+/// (the first input varies along columns), as NumPy's.
+fn meshgrid(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let inputs = op.tensor_list("tensors");
+    let xy = match op.string_opt("indexing").unwrap_or("ij") {
+        "ij" => false,
+        "xy" => true,
+        other => {
+            return Err(LowerError::Invalid(format!(
+                "meshgrid indexing `{other}` (expected `ij` or `xy`)"
+            )))
+        }
+    };
+    let mut out = Vec::with_capacity(inputs.len());
+    for (k, x) in inputs.iter().enumerate() {
+        if x.rank() > 1 {
+            return Err(LowerError::Invalid(format!(
+                "meshgrid takes 0-d or 1-D tensors; input {k} has shape {:?}",
+                x.shape()
+            )));
+        }
+        let ty = op.result(k)?;
+        let n = x.shape().iter().product::<i64>();
+        let flat = e.reshape(x, &[n])?;
+        let dim = match (xy && inputs.len() >= 2, k) {
+            (true, 0) => 1,
+            (true, 1) => 0,
+            _ => k as i64,
+        };
+        out.push(e.broadcast_in_dim(&flat, &ty.shape, &[dim])?);
+    }
+    Ok(out)
 }
 
 fn stack(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {

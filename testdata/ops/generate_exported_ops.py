@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The as-exported op suite: one-op programs that keep the composite ATen ops Core ATen
+decomposes away.
+
+`torch.export.export` without `run_decompositions()` keeps ops such as `aten.square`,
+`aten.log_sigmoid`, `aten.linear` or `aten.scaled_dot_product_attention`, which models'
+pre-decomposition graphs carry and which the Core ATen suite (generate_ops.py next to
+this file) never shows. Each case here is one such op on user inputs only (weights are
+inputs, so the bare model.json holds everything), exported as is, checked to still call
+the op, with PyTorch eager's outputs:
+
+  testdata/ops/exported/index.json                 {"cases": [{id, op, dir, dtype, description}]}
+  testdata/ops/exported/cases/<op>/<case>/model.json, inputs/<i>_<name>.npy, expected/<i>.npy
+
+The layout is the Core ATen suite's (tpuc_cli::coverage::read_op_suite reads both);
+`expected_failures.txt` beside index.json lists what tpuc fails, with why.
+
+    python3 testdata/ops/generate_exported_ops.py        # torch from testdata/requirements.txt
+
+Deterministic: each case's inputs come from torch.manual_seed(crc32(case id)) on one
+thread, and files are written in a fixed form (the same torch gives byte-identical files).
+"""
+
+import json
+import os
+import shutil
+import sys
+import zlib
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from generate_ops import flat, graph_ops, npy_bytes, program_json, to_numpy  # noqa: E402
+
+OUT = os.path.join(HERE, "exported")
+A = torch.ops.aten
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def randn(shape, dtype=torch.float32, scale=1.0):
+    return (torch.randn(shape) * scale).to(dtype)
+
+
+# (op the graph must keep, case name, dtype label, function, inputs maker, description)
+CASES = [
+    ("aten.square.default", "f32", "f32", torch.square, lambda: [randn((3, 5))], "x*x"),
+    ("aten.square.default", "f16", "f16", torch.square, lambda: [randn((3, 5), torch.float16, 4.0)], "half, rounding once"),
+    ("aten.square.default", "i64", "i64", torch.square, lambda: [torch.randint(-50, 50, (4, 4))], "integers stay integers"),
+    ("aten.log_sigmoid.default", "f32", "f32", F.logsigmoid, lambda: [randn((4, 6), scale=3.0)], "log(sigmoid(x))"),
+    ("aten.log_sigmoid.default", "large_values_f32", "f32", F.logsigmoid,
+     lambda: [torch.tensor([-1000.0, -60.0, -20.0, -1e-8, 0.0, 1e-8, 20.0, 60.0, 1000.0])],
+     "far tails: -x below, 0 above, no overflow"),
+    ("aten.softplus.default", "beta_threshold_f32", "f32", lambda x: F.softplus(x, beta=2.0, threshold=5.0),
+     lambda: [randn((4, 6), scale=4.0)], "beta 2, threshold 5"),
+    ("aten.hardswish.default", "f32", "f32", F.hardswish, lambda: [randn((4, 6), scale=4.0)], ""),
+    ("aten.mish.default", "f32", "f32", F.mish, lambda: [randn((4, 6), scale=4.0)], "x*tanh(softplus(x))"),
+    ("aten.silu.default", "f32", "f32", F.silu, lambda: [randn((4, 6), scale=4.0)], ""),
+    ("aten.gelu.default", "tanh_f32", "f32", lambda x: F.gelu(x, approximate="tanh"), lambda: [randn((4, 6), scale=3.0)], "tanh approximation"),
+    ("aten.linear.default", "bias_f32", "f32", F.linear, lambda: [randn((2, 3, 8)), randn((5, 8)), randn((5,))], "batched input, bias"),
+    ("aten.linear.default", "no_bias_f32", "f32", F.linear, lambda: [randn((4, 8)), randn((6, 8))], ""),
+    ("aten.conv2d.default", "stride_pad_f32", "f32", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
+     lambda: [randn((1, 3, 9, 9)), randn((4, 3, 3, 3)), randn((4,))], ""),
+    ("aten.conv1d.default", "groups_f32", "f32", lambda x, w: F.conv1d(x, w, groups=2),
+     lambda: [randn((2, 4, 10)), randn((6, 2, 3))], "grouped"),
+    ("aten.layer_norm.default", "f32", "f32", lambda x, w, b: F.layer_norm(x, (8,), w, b, eps=1e-5),
+     lambda: [randn((2, 3, 8), scale=2.0), randn((8,)), randn((8,))], ""),
+    ("aten.group_norm.default", "f32", "f32", lambda x, w, b: F.group_norm(x, 2, w, b),
+     lambda: [randn((2, 4, 5, 5)), randn((4,)), randn((4,))], "two groups"),
+    ("aten.scaled_dot_product_attention.default", "causal_f32", "f32",
+     lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+     lambda: [randn((1, 2, 5, 8)), randn((1, 2, 5, 8)), randn((1, 2, 5, 8))], "is_causal"),
+    ("aten.scaled_dot_product_attention.default", "mask_f32", "f32",
+     lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+     lambda: [randn((2, 2, 4, 8)), randn((2, 2, 6, 8)), randn((2, 2, 6, 8)), torch.rand((4, 6)) > 0.3],
+     "boolean mask, keys longer than queries"),
+    ("aten.einsum.default", "bmm_f32", "f32", lambda a, b: torch.einsum("bij,bjk->bik", a, b),
+     lambda: [randn((2, 3, 4)), randn((2, 4, 5))], ""),
+    ("aten.einsum.default", "outer_sum_f32", "f32", lambda a, b: torch.einsum("i,j->ij", a, b),
+     lambda: [randn((3,)), randn((4,))], "outer product"),
+    ("aten.meshgrid.indexing", "xy_f32", "f32", lambda a, b: torch.meshgrid(a, b, indexing="xy"),
+     lambda: [randn((3,)), randn((4,))], "two outputs"),
+    ("aten.softmax.int", "f32", "f32", lambda x: torch.softmax(x, dim=-1), lambda: [randn((3, 7), scale=5.0)], ""),
+    ("aten.dropout.default", "eval_f32", "f32", lambda x: F.dropout(x, p=0.5, training=False),
+     lambda: [randn((3, 4))], "inference: identity"),
+]
+
+
+def op_kept(ep, op):
+    return op.removeprefix("aten.") in {o.removeprefix("aten.") for o in graph_ops(ep)} or op in graph_ops(ep)
+
+
+def main():
+    torch.set_num_threads(1)
+    if os.path.isdir(os.path.join(OUT, "cases")):
+        shutil.rmtree(os.path.join(OUT, "cases"))
+    entries = []
+    for op, name, dtype, fn, make, desc in CASES:
+        cid = f"{op.removeprefix('aten.')}/{name}"
+        torch.manual_seed(zlib.crc32(cid.encode()))
+        inputs = make()
+        with torch.no_grad():
+            expected = flat(fn(*inputs))
+            ep = torch.export.export(Fn(fn).eval(), tuple(inputs))
+        if not op_kept(ep, op):
+            raise SystemExit(f"{cid}: the exported graph no longer calls {op}: {graph_ops(ep)}")
+        got = flat(ep.module()(*inputs))
+        for g, e in zip(got, expected):
+            if not torch.equal(g, e) and not torch.allclose(g, e, rtol=1e-5, atol=1e-6, equal_nan=True):
+                raise SystemExit(f"{cid}: ep.module() differs from eager")
+        case_dir = os.path.join(OUT, "cases", cid)
+        os.makedirs(os.path.join(case_dir, "inputs"))
+        os.makedirs(os.path.join(case_dir, "expected"))
+        with open(os.path.join(case_dir, "model.json"), "w") as f:
+            f.write(program_json(ep))
+        for i, (nm, t) in enumerate(zip(ep.graph_signature.user_inputs, inputs)):
+            with open(os.path.join(case_dir, "inputs", f"{i}_{nm}.npy"), "wb") as f:
+                f.write(npy_bytes(to_numpy(t)))
+        for i, t in enumerate(expected):
+            with open(os.path.join(case_dir, "expected", f"{i}.npy"), "wb") as f:
+                f.write(npy_bytes(to_numpy(t)))
+        entries.append({"id": cid, "op": op, "dir": f"cases/{cid}", "dtype": dtype, "description": desc})
+    with open(os.path.join(OUT, "index.json"), "w") as f:
+        f.write('{\n  "cases": [\n')
+        f.write(",\n".join("    " + json.dumps(e, sort_keys=True) for e in entries))
+        f.write("\n  ]\n}\n")
+    print(f"generate_exported_ops: {len(entries)} cases in {OUT}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
