@@ -8,7 +8,7 @@
 #   make lint    cargo fmt --check and clippy -D warnings (also of the runtime-only build)
 #   make setup   only the installs (LLVM/MLIR 22 from Debian, the CPU PJRT plugin, libtpu
 #                for TPU compiles without a TPU)
-#   make runtime-only   the runtime-only tpuc (run, devices, bench, report; no MLIR/LLVM inside),
+#   make runtime-only   the runtime-only tpuc (run, generate, devices, bench, report, diverge; no MLIR/LLVM),
 #                built in release into target/runtime-only/release/tpuc
 #   make fuzz    coverage-guided fuzzing (libFuzzer, stable Rust) of the .pt2 reader, the
 #                ExportedProgram JSON reader and the artifact reader, FUZZ_SECONDS each

@@ -2,7 +2,8 @@
 //!
 //! Argument parsing and output only; every action is a call into `tpuc_compiler` or
 //! `tpuc_runtime`. Built without the `compiler` feature (`--no-default-features`) it is
-//! the runtime-only binary: `run`, `devices` and `bench`, no MLIR/LLVM inside.
+//! the runtime-only binary: `run`, `generate`, `devices`, `bench`, `report` and
+//! `diverge`, no MLIR/LLVM inside.
 
 #[macro_use]
 extern crate tpuc_cli;
