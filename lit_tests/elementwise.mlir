@@ -238,6 +238,21 @@
   "func.return"(%0, %1, %2) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
 }) : () -> ()
 
+// glu: the first half of the last dimension (dim's default) times the sigmoid of the
+// second half.
+// CHECK-LABEL: sym_name = "glu"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<3x8xf32>)
+// CHECK-NEXT: [[A:%[0-9]+]] = "stablehlo.slice"([[X]]) {limit_indices = array<i64: 3, 4>, start_indices = array<i64: 0, 0>
+// CHECK-NEXT: [[B:%[0-9]+]] = "stablehlo.slice"([[X]]) {limit_indices = array<i64: 3, 8>, start_indices = array<i64: 0, 4>
+// CHECK-NEXT: [[S:%[0-9]+]] = "stablehlo.logistic"([[B]])
+// CHECK-NEXT: [[G:%[0-9]+]] = "stablehlo.multiply"([[A]], [[S]])
+// CHECK-NEXT: "func.return"([[G]])
+"func.func"() <{function_type = (tensor<3x8xf32>) -> tensor<3x4xf32>, sym_name = "glu"}> ({
+^bb0(%a: tensor<3x8xf32>):
+  %0 = "aten.glu.default"(%a) {operand_names = ["self"]} : (tensor<3x8xf32>) -> tensor<3x4xf32> loc("glu")
+  "func.return"(%0) : (tensor<3x4xf32>) -> ()
+}) : () -> ()
+
 // Exact gelu: 0.5 x (1 + erf(x / sqrt(2))), erf as a clamped rational polynomial.
 // The formula gives NaN for -inf (-inf * 0) and +inf for +inf; PyTorch's CPU kernel for
 // the exact form in f32/bf16 returns NaN for +inf too, so x == +inf selects NaN here.

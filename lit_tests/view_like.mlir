@@ -1,6 +1,6 @@
 // View-like family (compiler/src/passes/lower_aten_to_stablehlo/view_like.rs):
 // reshapes, permutations, expand, slice (steps, negative and clamped bounds), select,
-// narrow, cat, stack, meshgrid, split (result shapes), unbind, pad, repeat, squeeze, diff, flip;
+// narrow, cat, stack, meshgrid, pixel_shuffle, split (result shapes), unbind, pad, repeat, squeeze, diff, flip;
 // reflect / replicate / circular padding as one gather per padded dim at constant
 // source positions.
 //
@@ -115,6 +115,20 @@
   %0:2 = "aten.meshgrid.indexing"(%a, %b) {indexing = "xy", operand_names = ["tensors[0]", "tensors[1]"]} : (tensor<3xf32>, tensor<4xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) loc("meshgrid_xy")
   %1:3 = "aten.meshgrid.indexing"(%a, %b, %s) {indexing = "ij", operand_names = ["tensors[0]", "tensors[1]", "tensors[2]"]} : (tensor<3xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<3x4x1xf32>, tensor<3x4x1xf32>, tensor<3x4x1xf32>) loc("meshgrid_ij")
   "func.return"(%0#0, %0#1, %1#0, %1#1, %1#2) : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3x4x1xf32>, tensor<3x4x1xf32>, tensor<3x4x1xf32>) -> ()
+}) : () -> ()
+
+// pixel_shuffle by 2: [1, 8, 3, 3] as [1, 2, 2, 2, 3, 3], each 2x2 channel group moved
+// next to its pixel, [1, 2, 6, 6].
+// CHECK-LABEL: sym_name = "pixel_shuffle"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<1x8x3x3xf32>)
+// CHECK-NEXT: [[R:%[0-9]+]] = "stablehlo.reshape"([[X]]) : (tensor<1x8x3x3xf32>) -> tensor<1x2x2x2x3x3xf32>
+// CHECK-NEXT: [[T:%[0-9]+]] = "stablehlo.transpose"([[R]]) {permutation = array<i64: 0, 1, 4, 2, 5, 3>}
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.reshape"([[T]]) : (tensor<1x2x3x2x3x2xf32>) -> tensor<1x2x6x6xf32>
+// CHECK-NEXT: "func.return"([[O]])
+"func.func"() <{function_type = (tensor<1x8x3x3xf32>) -> tensor<1x2x6x6xf32>, sym_name = "pixel_shuffle"}> ({
+^bb0(%p: tensor<1x8x3x3xf32>):
+  %0 = "aten.pixel_shuffle.default"(%p) {operand_names = ["self"], upscale_factor = 2 : i64} : (tensor<1x8x3x3xf32>) -> tensor<1x2x6x6xf32> loc("pixel_shuffle")
+  "func.return"(%0) : (tensor<1x2x6x6xf32>) -> ()
 }) : () -> ()
 
 // stack at dim -1 of the result (rank 3): reshape each input, concatenate on dim 2.

@@ -451,6 +451,7 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
             }
             "aten.hardsigmoid" => unary_with(op, e, hardsigmoid),
             "aten.square" => unary_with(op, e, |e, x| Ok(e.mul(x, x)?)),
+            "aten.glu" => glu(op, e),
             // min(x, 0) - log1p(exp(-|x|)): exact in both tails (PyTorch's CPU formula).
             "aten.log_sigmoid" => unary_with(op, e, |e, x| {
                 let zero = splat(e, &x.ty, 0.0)?;
@@ -583,6 +584,24 @@ fn native_dropout(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
 }
 
 /// Applies `f` to the first operand converted to the result dtype.
+/// `glu(self, dim)`: the first half of `dim` times the sigmoid of the second half.
+fn glu(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let dim = super::op::norm_dim(op.int_or("dim", -1), x.rank())? as usize;
+    let n = x.shape()[dim];
+    if n % 2 != 0 {
+        return Err(LowerError::Invalid(format!(
+            "glu halves dimension {dim}, whose size {n} is odd"
+        )));
+    }
+    let compute = compute_type(ty);
+    let a = e.convert(&e.slice_in_dim(x, dim, 0, n / 2, 1)?, compute.dtype)?;
+    let b = e.convert(&e.slice_in_dim(x, dim, n / 2, n, 1)?, compute.dtype)?;
+    let r = e.mul(&a, &e.unary("stablehlo.logistic", &b)?)?;
+    Ok(vec![e.convert(&r, ty.dtype)?])
+}
+
 fn unary_with(
     op: &AtenOp,
     e: &Emitter,

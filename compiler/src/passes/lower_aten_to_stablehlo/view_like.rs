@@ -40,6 +40,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.cat" | "aten.concat" | "aten.concatenate" => cat(op, e),
         "aten.stack" => stack(op, e),
         "aten.meshgrid" => meshgrid(op, e),
+        "aten.pixel_shuffle" => pixel_shuffle(op, e),
         "aten.split"
         | "aten.split_with_sizes"
         | "aten.chunk"
@@ -242,6 +243,32 @@ fn meshgrid(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         out.push(e.broadcast_in_dim(&flat, &ty.shape, &[dim])?);
     }
     Ok(out)
+}
+
+/// `pixel_shuffle(self, upscale_factor)`: `[*, C*r*r, H, W]` to `[*, C, H*r, W*r]`, each
+/// group of `r*r` channels spread over an `r x r` block (reshape, transpose, reshape).
+fn pixel_shuffle(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.first_tensor()?;
+    let r = op.int("upscale_factor")?;
+    let shape = x.shape().to_vec();
+    let rank = shape.len();
+    if rank < 3 || r <= 0 || shape[rank - 3] % (r * r) != 0 {
+        return Err(LowerError::Invalid(format!(
+            "pixel_shuffle by {r} needs a rank >= 3 input whose channels divide by {}; got {shape:?}",
+            r * r
+        )));
+    }
+    let b = rank - 3;
+    let (c, h, w) = (shape[b] / (r * r), shape[b + 1], shape[b + 2]);
+    let mut split = shape[..b].to_vec();
+    split.extend([c, r, r, h, w]);
+    let x = e.reshape(x, &split)?;
+    let mut perm: Vec<i64> = (0..b as i64).collect();
+    let b = b as i64;
+    perm.extend([b, b + 3, b + 1, b + 4, b + 2]);
+    let x = e.transpose(&x, &perm)?;
+    Ok(vec![e.reshape(&x, &ty.shape)?])
 }
 
 fn stack(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
