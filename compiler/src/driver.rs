@@ -186,30 +186,12 @@ pub fn compile(
     let neuron_files = match options.target {
         Target::Tpu => None,
         Target::Neuron(chip) => {
-            let names: Vec<String> = match &origins {
-                Some(o) => o
-                    .iter()
-                    .map(|sources| {
-                        sources
-                            .iter()
-                            .map(|&i| model.graph.inputs[i].name.as_str())
-                            .collect::<Vec<_>>()
-                            .join("+")
-                    })
-                    .collect(),
-                None => model.graph.inputs.iter().map(|i| i.name.clone()).collect(),
-            };
-            let stem = input
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "model".into());
             let (files, target_warnings) = targets::neuron::artifact_files(
                 chip,
                 &options.neuron,
                 &module,
                 &model,
-                &stem,
-                &names,
+                origins.as_deref(),
             )?;
             warnings.extend(target_warnings);
             watch.lap("hlo");

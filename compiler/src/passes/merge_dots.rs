@@ -315,14 +315,10 @@ pub fn mark_packable(module: &Module<'_>, indices: &[usize]) -> Result<(), Compi
 /// pass did not see (a pipeline without it) is removed too.
 pub fn take_arg_origins(module: &Module<'_>) -> Option<Vec<Vec<usize>>> {
     let func = main_function(module)?;
+    let origins = arg_origins(module);
     ir::remove_attribute(func, PACKABLE);
-    let origins = ir::attribute(func, ARG_ORIGINS)?;
     ir::remove_attribute(func, ARG_ORIGINS);
-    ir::i64_array_list(origins).map(|list| {
-        list.into_iter()
-            .map(|o| o.into_iter().map(|i| i as usize).collect())
-            .collect()
-    })
+    origins
 }
 
 /// The pass's record on `@main`, left in place (see [`take_arg_origins`]).

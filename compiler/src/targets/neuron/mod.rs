@@ -179,16 +179,36 @@ pub fn pipeline_passes(chip: Chip, options: &NeuronOptions) -> Vec<PassSpec> {
 }
 
 /// A Neuron artifact's extra files: the legalized `@main` as XLA HLO (proto and text)
-/// and what the manifest says of them. Takes `neuron-legalize`'s record off `module`;
-/// `names` are the HLO parameters' names (the graph inputs each argument holds).
+/// and what the manifest says of them. Takes `neuron-legalize`'s record off `module`.
+/// The HLO module is named after the model's file and each parameter after the graph
+/// inputs its argument holds (`origins`: `stablehlo-merge-dots`' record, when it packed
+/// weights).
 pub fn artifact_files(
     chip: Chip,
     options: &NeuronOptions,
     module: &melior::ir::Module<'_>,
     model: &crate::frontend::ExportedModel,
-    stem: &str,
-    names: &[String],
+    origins: Option<&[Vec<usize>]>,
 ) -> Result<(crate::artifact::NeuronFiles, Vec<String>), CompileError> {
+    let inputs = &model.graph.inputs;
+    let names: Vec<String> = match origins {
+        Some(o) => o
+            .iter()
+            .map(|sources| {
+                sources
+                    .iter()
+                    .map(|&i| inputs[i].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join("+")
+            })
+            .collect(),
+        None => inputs.iter().map(|i| i.name.clone()).collect(),
+    };
+    let stem = model
+        .source
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
     let narrowed = legalize::take_narrowed(module);
     let f64_narrowed = narrowed.iter().any(|t| t == "f64");
     let mut warnings = Vec::new();
@@ -199,7 +219,7 @@ pub fn artifact_files(
                 .to_string(),
         );
     }
-    let proto = hlo::emit(module, stem, names)?;
+    let proto = hlo::emit(module, &stem, &names)?;
     let unwritten = || tpuc_artifact::manifest::FileRef {
         file: String::new(),
         checksum: tpuc_artifact::manifest::Checksum::of(&[]),
