@@ -17,13 +17,18 @@ pub enum DType {
     I8,
     U8,
     Bool,
+    /// complex<f32>: (real, imag) f32 pairs, as `torch.complex64` and numpy's `<c8`.
+    C64,
+    /// complex<f64>: (real, imag) f64 pairs, as `torch.complex128` and numpy's `<c16`.
+    C128,
 }
 
 impl DType {
     /// Bytes per element in memory (bool is one byte, as in PyTorch and numpy).
     pub fn size_in_bytes(self) -> usize {
         match self {
-            DType::F64 | DType::I64 => 8,
+            DType::C128 => 16,
+            DType::F64 | DType::I64 | DType::C64 => 8,
             DType::F32 | DType::I32 => 4,
             DType::F16 | DType::Bf16 | DType::I16 => 2,
             DType::I8 | DType::U8 | DType::Bool => 1,
@@ -43,6 +48,8 @@ impl DType {
             DType::I8 => "i8",
             DType::U8 => "u8",
             DType::Bool => "bool",
+            DType::C64 => "c64",
+            DType::C128 => "c128",
         }
     }
 
@@ -51,6 +58,8 @@ impl DType {
         match self {
             DType::Bool => "i1",
             DType::U8 => "ui8",
+            DType::C64 => "complex<f32>",
+            DType::C128 => "complex<f64>",
             other => other.name(),
         }
     }
@@ -68,12 +77,39 @@ impl DType {
             "i8" | "si8" => DType::I8,
             "ui8" => DType::U8,
             "i1" => DType::Bool,
+            "complex<f32>" => DType::C64,
+            "complex<f64>" => DType::C128,
             _ => return None,
         })
     }
 
     pub fn is_float(self) -> bool {
         matches!(self, DType::F64 | DType::F32 | DType::F16 | DType::Bf16)
+    }
+
+    /// complex64 or complex128.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// The element type of a complex dtype's parts (f32 for c64, f64 for c128); the
+    /// dtype itself otherwise.
+    pub fn complex_part(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            other => other,
+        }
+    }
+
+    /// The complex dtype whose parts are `self` (c64 for f32 and narrower floats, c128
+    /// for f64), as `torch.view_as_complex` and `torch.polar` type their results.
+    pub fn complex_of(self) -> Option<DType> {
+        match self {
+            DType::F32 => Some(DType::C64),
+            DType::F64 => Some(DType::C128),
+            _ => None,
+        }
     }
 
     pub fn is_integer(self) -> bool {

@@ -229,6 +229,8 @@ fn descr_of(dtype: DType) -> Option<&'static str> {
         DType::I8 => "|i1",
         DType::U8 => "|u1",
         DType::Bool => "|b1",
+        DType::C64 => "<c8",
+        DType::C128 => "<c16",
         DType::Bf16 => return None,
     })
 }
@@ -247,6 +249,8 @@ fn dtype_from_descr(descr: &str) -> std::result::Result<DType, String> {
         "i1" => DType::I8,
         "u1" => DType::U8,
         "b1" => DType::Bool,
+        "c8" => DType::C64,
+        "c16" => DType::C128,
         _ => return Err(format!("unsupported dtype '{descr}'")),
     };
     let single_byte = dtype.size_in_bytes() == 1;
@@ -478,7 +482,9 @@ mod tests {
         assert_eq!(dtype_from_descr("|u1"), Ok(DType::U8));
         assert_eq!(dtype_from_descr("|b1"), Ok(DType::Bool));
         assert!(dtype_from_descr(">f4").unwrap_err().contains("big-endian"));
-        assert!(dtype_from_descr("<c8").is_err());
+        assert_eq!(dtype_from_descr("<c8"), Ok(DType::C64));
+        assert_eq!(dtype_from_descr("<c16"), Ok(DType::C128));
+        assert!(dtype_from_descr("<c32").is_err());
         assert!(dtype_from_descr("|O").is_err());
     }
 }

@@ -29,15 +29,16 @@ impl HostTensor {
     }
 
     /// Reads every element as f64 (floats widened, integers and bools converted), for
-    /// comparisons and reports.
+    /// comparisons and reports. A complex element gives two values, its real part then
+    /// its imaginary part (so complex tensors compare part by part).
     pub fn to_f64_vec(&self) -> Vec<f64> {
         let d = &self.data;
         match self.dtype {
-            DType::F64 => d
+            DType::F64 | DType::C128 => d
                 .chunks_exact(8)
                 .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
                 .collect(),
-            DType::F32 => d
+            DType::F32 | DType::C64 => d
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
                 .collect(),

@@ -112,6 +112,9 @@ fn iota_value(dtype: DType, i: usize) -> Vec<u8> {
         DType::I8 => vec![(i % 100) as u8],
         DType::U8 => vec![(i % 256) as u8],
         DType::Bool => vec![(i % 2) as u8],
+        // (i, 0): the real part as its float, imaginary part zero.
+        DType::C64 => [(i as f32).to_le_bytes(), 0f32.to_le_bytes()].concat(),
+        DType::C128 => [(i as f64).to_le_bytes(), 0f64.to_le_bytes()].concat(),
     }
 }
 

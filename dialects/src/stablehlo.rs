@@ -119,6 +119,84 @@ impl TValue {
         self.ty.rank()
     }
 }
+/// `stablehlo.fft`'s transform kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FftKind {
+    /// complex -> complex, forward.
+    Fft,
+    /// complex -> complex, inverse (scaled by 1/n).
+    Ifft,
+    /// real -> complex, the n/2 + 1 non-redundant outputs of the last dimension.
+    Rfft,
+    /// complex (n/2 + 1 in the last dimension) -> real (n), inverse (scaled by 1/n).
+    Irfft,
+}
+
+impl FftKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FftKind::Fft => "FFT",
+            FftKind::Ifft => "IFFT",
+            FftKind::Rfft => "RFFT",
+            FftKind::Irfft => "IRFFT",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<FftKind> {
+        Some(match name {
+            "FFT" => FftKind::Fft,
+            "IFFT" => FftKind::Ifft,
+            "RFFT" => FftKind::Rfft,
+            "IRFFT" => FftKind::Irfft,
+            _ => return None,
+        })
+    }
+}
+
+/// The result type of `stablehlo.fft` (the rules of the StableHLO spec).
+pub fn infer_fft(x: &TensorType, kind: FftKind, lengths: &[i64]) -> Result<TensorType> {
+    let bad = |m: String| Err(DialectError::invalid("stablehlo.fft", m));
+    let k = lengths.len();
+    if !(1..=3).contains(&k) || k > x.rank() {
+        return bad(format!("{k} fft lengths for a rank-{} operand", x.rank()));
+    }
+    let last = x.rank() - 1;
+    let inner = &x.shape[x.rank() - k..];
+    match kind {
+        FftKind::Fft | FftKind::Ifft => {
+            if !x.dtype.is_complex() || inner != lengths {
+                return bad(format!(
+                    "{} needs a complex operand ending in {lengths:?}, not {x}",
+                    kind.name()
+                ));
+            }
+            Ok(x.clone())
+        }
+        FftKind::Rfft => {
+            let Some(c) = x.dtype.complex_of() else {
+                return bad(format!("RFFT needs an f32 or f64 operand, not {x}"));
+            };
+            if inner != lengths {
+                return bad(format!("RFFT of {x} with lengths {lengths:?}"));
+            }
+            let mut shape = x.shape.clone();
+            shape[last] = lengths[k - 1] / 2 + 1;
+            Ok(TensorType::new(shape, c))
+        }
+        FftKind::Irfft => {
+            let n = lengths[k - 1];
+            if !x.dtype.is_complex()
+                || inner[..k - 1] != lengths[..k - 1]
+                || x.shape[last] != n / 2 + 1
+            {
+                return bad(format!("IRFFT of {x} with lengths {lengths:?}"));
+            }
+            let mut shape = x.shape.clone();
+            shape[last] = n;
+            Ok(TensorType::new(shape, x.dtype.complex_part()))
+        }
+    }
+}
 
 /// Comparison directions of `stablehlo.compare`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,6 +337,14 @@ pub fn scalar_literal(dtype: DType, value: f64) -> String {
         d if d.is_integer() => {
             let (lo, hi) = integer_bounds(d);
             format!("{}", value.clamp(lo, hi) as i64)
+        }
+        DType::C64 | DType::C128 => {
+            let part = dtype.complex_part();
+            format!(
+                "({}, {})",
+                scalar_literal(part, value),
+                scalar_literal(part, 0.0)
+            )
         }
         _ if value.is_finite() => match dtype {
             DType::F64 => format!("{value:.17e}"),
@@ -778,6 +864,71 @@ impl<'c> Emitter<'c> {
                 ("interior_padding", i64_array(interior)),
             ],
             x.ty.with_shape(shape),
+        )
+    }
+
+    // ---- complex numbers -----------------------------------------------------------
+
+    /// `stablehlo.complex`: a complex tensor from its real and imaginary parts (f32
+    /// parts give complex<f32>, f64 parts complex<f64>).
+    pub fn complex(&self, re: &TValue, im: &TValue) -> Result<TValue> {
+        let dtype = re
+            .dtype()
+            .complex_of()
+            .filter(|_| re.ty == im.ty)
+            .ok_or_else(|| {
+                DialectError::invalid(
+                    "stablehlo.complex",
+                    format!("parts must be one f32 or f64 type: {} and {}", re.ty, im.ty),
+                )
+            })?;
+        self.one("stablehlo.complex", &[re, im], &[], re.ty.with_dtype(dtype))
+    }
+
+    /// `stablehlo.real` / `stablehlo.imag` of a complex tensor.
+    pub fn complex_part(&self, x: &TValue, imaginary: bool) -> Result<TValue> {
+        let name = if imaginary {
+            "stablehlo.imag"
+        } else {
+            "stablehlo.real"
+        };
+        if !x.dtype().is_complex() {
+            return Err(DialectError::invalid(
+                name,
+                format!("{} is not complex", x.ty),
+            ));
+        }
+        self.one(name, &[x], &[], x.ty.with_dtype(x.dtype().complex_part()))
+    }
+
+    /// `|x|` of a complex tensor (`stablehlo.abs`, whose result is real).
+    pub fn complex_abs(&self, x: &TValue) -> Result<TValue> {
+        if !x.dtype().is_complex() {
+            return Err(DialectError::invalid(
+                "stablehlo.abs",
+                format!("{} is not complex", x.ty),
+            ));
+        }
+        self.one(
+            "stablehlo.abs",
+            &[x],
+            &[],
+            x.ty.with_dtype(x.dtype().complex_part()),
+        )
+    }
+
+    /// `stablehlo.fft` over the last `lengths.len()` dimensions (1 to 3). XLA's inverse
+    /// transforms (IFFT, IRFFT) include the 1/n scaling.
+    pub fn fft(&self, x: &TValue, kind: FftKind, lengths: &[i64]) -> Result<TValue> {
+        let result = infer_fft(&x.ty, kind, lengths)?;
+        self.one(
+            "stablehlo.fft",
+            &[x],
+            &[
+                ("fft_type", format!("#stablehlo<fft_type {}>", kind.name())),
+                ("fft_length", i64_array(lengths)),
+            ],
+            result,
         )
     }
 

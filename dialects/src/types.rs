@@ -70,10 +70,28 @@ impl TensorType {
             .strip_prefix("tensor<")
             .and_then(|s| s.strip_suffix('>'))
             .ok_or_else(bad)?;
-        let mut parts: Vec<&str> = inner.split('x').collect();
-        // Element types never contain 'x', so the last part is the element type.
-        let elem = parts.pop().ok_or_else(bad)?;
+        // The element type follows the last dimension's 'x'; only `complex<...>` among
+        // tpuc's element types contains an 'x' itself.
+        let split_at = match inner.find("complex<") {
+            Some(0) => None,
+            Some(at) => Some((at - 1, at)),
+            None => inner.rfind('x').map(|at| (at, at + 1)),
+        };
+        let (dims, elem) = match split_at {
+            None => ("", inner),
+            Some((x, elem_at)) => {
+                if x == 0 || inner.as_bytes()[x] != b'x' {
+                    return Err(bad());
+                }
+                (&inner[..x], &inner[elem_at..])
+            }
+        };
         let dtype = DType::from_mlir_name(elem).ok_or_else(bad)?;
+        let parts: Vec<&str> = if dims.is_empty() {
+            Vec::new()
+        } else {
+            dims.split('x').collect()
+        };
         let shape = parts
             .iter()
             .map(|p| p.parse::<i64>().map_err(|_| bad()))
@@ -103,6 +121,8 @@ impl TensorType {
                 DType::I8 => mlir_sys::mlirIntegerTypeGet(raw, 8),
                 DType::U8 => mlir_sys::mlirIntegerTypeUnsignedGet(raw, 8),
                 DType::Bool => mlir_sys::mlirIntegerTypeGet(raw, 1),
+                DType::C64 => mlir_sys::mlirComplexTypeGet(mlir_sys::mlirF32TypeGet(raw)),
+                DType::C128 => mlir_sys::mlirComplexTypeGet(mlir_sys::mlirF64TypeGet(raw)),
             };
             let ty = mlir_sys::mlirRankedTensorTypeGet(
                 self.shape.len() as isize,
@@ -136,7 +156,16 @@ impl TensorType {
                 shape.push(mlir_sys::mlirShapedTypeGetDimSize(raw, i));
             }
             let elem = mlir_sys::mlirShapedTypeGetElementType(raw);
-            let dtype = if mlir_sys::mlirTypeIsAF64(elem) {
+            let dtype = if mlir_sys::mlirTypeIsAComplex(elem) {
+                let part = mlir_sys::mlirComplexTypeGetElementType(elem);
+                if mlir_sys::mlirTypeIsAF32(part) {
+                    DType::C64
+                } else if mlir_sys::mlirTypeIsAF64(part) {
+                    DType::C128
+                } else {
+                    return Err(bad());
+                }
+            } else if mlir_sys::mlirTypeIsAF64(elem) {
                 DType::F64
             } else if mlir_sys::mlirTypeIsAF32(elem) {
                 DType::F32
@@ -183,11 +212,23 @@ mod tests {
             "tensor<1x0xi1>",
             "tensor<4xbf16>",
             "tensor<7xui8>",
+            "tensor<2x4xcomplex<f32>>",
+            "tensor<complex<f64>>",
         ] {
             assert_eq!(TensorType::parse(s).unwrap().mlir(), s);
         }
         assert!(TensorType::parse("tensor<?x3xf32>").is_err());
-        assert!(TensorType::parse("tensor<3xcomplex<f32>>").is_err());
+        assert_eq!(
+            TensorType::parse("tensor<3x2xcomplex<f32>>").unwrap(),
+            TensorType::new([3, 2], DType::C64)
+        );
+        assert_eq!(
+            TensorType::parse("tensor<complex<f64>>").unwrap(),
+            TensorType::scalar(DType::C128)
+        );
+        assert!(TensorType::parse("tensor<3xcomplex<f16>>").is_err());
+        assert!(TensorType::parse("tensor<3complex<f32>>").is_err());
+        assert!(TensorType::parse("tensor<xf32>").is_err());
     }
 
     /// The C-API conversions agree with the spelling: every type text either converts
@@ -218,6 +259,8 @@ mod tests {
             "tensor<3xi4>",
             "tensor<3xf8E4M3FN>",
             "tensor<3xcomplex<f32>>",
+            "tensor<complex<f64>>",
+            "tensor<3xcomplex<f16>>",
             "tensor<3xindex>",
             "tensor<3xf32, \"enc\">",
             "vector<3xf32>",

@@ -92,6 +92,7 @@ const OTHER_KNOWN: &[&str] = &[
     "stablehlo.broadcast_in_dim",
     "stablehlo.clamp",
     "stablehlo.compare",
+    "stablehlo.complex",
     "stablehlo.composite",
     "stablehlo.concatenate",
     "stablehlo.constant",
@@ -100,11 +101,14 @@ const OTHER_KNOWN: &[&str] = &[
     "stablehlo.dot_general",
     "stablehlo.dynamic_slice",
     "stablehlo.dynamic_update_slice",
+    "stablehlo.fft",
     "stablehlo.gather",
     "stablehlo.if",
+    "stablehlo.imag",
     "stablehlo.iota",
     "stablehlo.is_finite",
     "stablehlo.pad",
+    "stablehlo.real",
     "stablehlo.reduce",
     "stablehlo.reduce_window",
     "stablehlo.reshape",
@@ -519,6 +523,13 @@ fn check_op(
         _ => {}
     }
     let result = results.first().ok_or("operation has no result")?;
+    if name == "stablehlo.abs" && operands.len() == 1 && operands[0].dtype.is_complex() {
+        // |z| of a complex tensor is real.
+        return expect(
+            result,
+            &operands[0].with_dtype(operands[0].dtype.complex_part()),
+        );
+    }
     if same_type_elementwise {
         let first = operands.first().ok_or("operation has no operands")?;
         let arity = if binary.contains(name) { 2 } else { 1 };
@@ -534,6 +545,31 @@ fn check_op(
         return expect(result, first);
     }
     match name {
+        "stablehlo.complex" => {
+            let [re, im] = operands.as_slice() else {
+                return Err("complex needs a real and an imaginary part".to_string());
+            };
+            let Some(c) = re.dtype.complex_of().filter(|_| re == im) else {
+                return Err(format!("parts must be one f32 or f64 type: {re} and {im}"));
+            };
+            expect(result, &re.with_dtype(c))?;
+        }
+        "stablehlo.real" | "stablehlo.imag" => {
+            let x = operands.first().ok_or("missing operand")?;
+            expect(result, &x.with_dtype(x.dtype.complex_part()))?;
+        }
+        "stablehlo.fft" => {
+            let x = operands.first().ok_or("missing operand")?;
+            let text = texts.of(&attr(op, "fft_type")?);
+            let kind = text
+                .trim_start_matches("#stablehlo<fft_type ")
+                .trim_end_matches('>')
+                .trim();
+            let kind = crate::stablehlo::FftKind::parse(kind)
+                .ok_or_else(|| format!("unknown fft_type {text}"))?;
+            let lengths = i64_list(&attr(op, "fft_length")?)?;
+            expect(result, &e(crate::stablehlo::infer_fft(x, kind, &lengths))?)?;
+        }
         "stablehlo.convert" => {
             let x = operands.first().ok_or("missing operand")?;
             if x.shape != result.shape {

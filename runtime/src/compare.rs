@@ -22,11 +22,12 @@ impl Comparison {
 }
 
 /// Default tolerances for a dtype: f32 as the project's bar (`rtol=1e-4, atol=1e-5`),
-/// looser for half types, exact for integers and bools.
+/// looser for half types, exact for integers and bools; complex as their parts.
 pub fn default_tolerances(dtype: DType) -> (f64, f64) {
     match dtype {
-        DType::F64 => (1e-7, 1e-8),
-        DType::F32 => (1e-4, 1e-5),
+        // Complex values compare part by part, at their parts' tolerances.
+        DType::F64 | DType::C128 => (1e-7, 1e-8),
+        DType::F32 | DType::C64 => (1e-4, 1e-5),
         DType::F16 => (1e-2, 1e-3),
         DType::Bf16 => (2e-2, 1e-2),
         _ => (0.0, 0.0),

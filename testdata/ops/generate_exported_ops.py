@@ -51,6 +51,13 @@ def randn(shape, dtype=torch.float32, scale=1.0):
     return (torch.randn(shape) * scale).to(dtype)
 
 
+def rotary_complex(x, angles):
+    """Llama 4's rotary embedding: pairs of x as complex numbers times polar(1, angles)."""
+    freqs = torch.polar(torch.ones_like(angles), angles)
+    xc = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+    return torch.view_as_real(xc * freqs).flatten(-2)
+
+
 # (op the graph must keep, case name, dtype label, function, inputs maker, description)
 CASES = [
     ("aten.square.default", "f32", "f32", torch.square, lambda: [randn((3, 5))], "x*x"),
@@ -117,6 +124,38 @@ CASES = [
      lambda: [randn((3, 4)), torch.rand((3, 4)) > 0.5], ""),
     ("aten.baddbmm.default", "f32", "f32", lambda b, x, y: torch.baddbmm(b, x, y, beta=0.5, alpha=2.0),
      lambda: [randn((2, 3, 5)), randn((2, 3, 4)), randn((2, 4, 5))], "beta, alpha"),
+    # Complex numbers: Llama 4's rotary embedding and the torch.fft functions.
+    ("aten.view_as_complex.default", "rotary_f32", "f32", rotary_complex,
+     lambda: [randn((2, 4, 8)), randn((4, 4), scale=3.0)], "Llama 4: x as complex pairs times polar(1, angles)"),
+    ("aten.polar.default", "f64", "f64", lambda r, t: torch.view_as_real(torch.polar(r, t)),
+     lambda: [randn((3, 4), torch.float64).abs(), randn((3, 4), torch.float64, 3.0)], "complex128"),
+    ("aten.mul.Tensor", "complex64", "c64", lambda a, b: a * b + a,
+     lambda: [torch.randn(3, 5, dtype=torch.complex64), torch.randn(3, 5, dtype=torch.complex64)],
+     "complex inputs and outputs"),
+    ("aten.abs.default", "complex_f32", "f32", lambda a, b: torch.abs(torch.complex(a, b)),
+     lambda: [randn((4, 5)), randn((4, 5))], "|a + ib|, a real result"),
+    ("aten.angle.default", "complex_f32", "f32", lambda a, b: torch.angle(torch.complex(a, b)),
+     lambda: [randn((4, 5)), randn((4, 5))], "atan2(b, a)"),
+    ("aten._conj.default", "f32", "f32", lambda a, b: torch.view_as_real(torch.conj(torch.complex(a, b)) * 2),
+     lambda: [randn((4, 5)), randn((4, 5))], "conj, then arithmetic on the conjugate"),
+    ("aten.exp.default", "complex_f32", "f32", lambda a, b: torch.view_as_real(torch.exp(torch.complex(a, b))),
+     lambda: [randn((4, 5)), randn((4, 5))], "e^a (cos b + i sin b)"),
+    ("aten.fft_rfft.default", "f32", "f32", lambda x: torch.view_as_real(torch.fft.rfft(x)), lambda: [randn((3, 10))], ""),
+    ("aten.fft_rfft.default", "n_ortho_f32", "f32", lambda x: torch.view_as_real(torch.fft.rfft(x, n=12, dim=0, norm="ortho")),
+     lambda: [randn((7, 3))], "zero-padded to n along dim 0"),
+    ("aten.fft_irfft.default", "f32", "f32", lambda x: torch.fft.irfft(torch.view_as_complex(x)), lambda: [randn((3, 6, 2))], ""),
+    ("aten.fft_irfft.default", "n_forward_f32", "f32", lambda x: torch.fft.irfft(torch.view_as_complex(x), n=7, norm="forward"),
+     lambda: [randn((2, 6, 2))], "trimmed input, odd n"),
+    ("aten.fft_fft.default", "real_input_f32", "f32", lambda x: torch.view_as_real(torch.fft.fft(x, n=6)),
+     lambda: [randn((2, 8))], "real input, trimmed"),
+    ("aten.fft_ifft2.default", "f64", "f64", lambda x: torch.view_as_real(torch.fft.ifft2(torch.view_as_complex(x))),
+     lambda: [randn((2, 4, 6, 2), torch.float64)], ""),
+    ("aten.fft_fftn.default", "s_f32", "f32", lambda x: torch.view_as_real(torch.fft.fftn(torch.view_as_complex(x), s=(3, 5))),
+     lambda: [randn((2, 4, 4, 2))], "s over the last two dims"),
+    ("aten.fft_rfft2.default", "f32", "f32", lambda x: torch.view_as_real(torch.fft.rfft2(x, norm="forward")),
+     lambda: [randn((2, 6, 8))], ""),
+    ("aten.fft_irfftn.default", "f32", "f32", lambda x: torch.fft.irfftn(torch.view_as_complex(x), dim=(0, 2)),
+     lambda: [randn((4, 3, 5, 2))], "non-adjacent dims"),
 ]
 
 

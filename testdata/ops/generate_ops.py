@@ -91,6 +91,8 @@ NP = {
     torch.int64: np.int64,
     torch.uint8: np.uint8,
     torch.bool: np.bool_,
+    torch.complex64: np.complex64,
+    torch.complex128: np.complex128,
 }
 
 # Tolerances for "ep.module() agrees with eager" (normally bit-exact: the same kernels run).

@@ -20,7 +20,9 @@ pub mod primitive {
     pub const F32: i32 = 11;
     pub const F64: i32 = 12;
     pub const TUPLE: i32 = 13;
+    pub const C64: i32 = 15;
     pub const BF16: i32 = 16;
+    pub const C128: i32 = 18;
 }
 
 #[derive(Clone, PartialEq, Message)]

@@ -43,7 +43,7 @@ pub enum FrontendError {
         strides: Vec<i64>,
         offset: i64,
     },
-    #[error("tensor `{tensor}` has dtype {dtype}, which tpuc does not support (supported: f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool)")]
+    #[error("tensor `{tensor}` has dtype {dtype}, which tpuc does not support (supported: f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool, complex64, complex128)")]
     UnsupportedDtype { tensor: String, dtype: String },
     #[error("the program writes tensors the caller keeps: {writes}. tpuc keeps buffers as state between calls (a KV cache, a counter); writes into parameters and user inputs are not supported, and dropping them would give wrong results from the second call on")]
     StateMutation { writes: String },

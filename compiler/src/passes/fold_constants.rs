@@ -382,6 +382,8 @@ fn read_constant(op: MlirOperation, ty: &TensorType) -> Option<Lit> {
         let n = if splat { n.min(1) } else { n };
         let at = |i: usize| i as isize;
         let v = match ty.dtype {
+            // Complex constants are not folded (the folder's values are real).
+            DType::C64 | DType::C128 => return None,
             DType::Bool => Vals::B(
                 (0..n)
                     .map(|i| mlir_sys::mlirDenseElementsAttrGetBoolValue(attr, at(i)))

@@ -144,7 +144,7 @@ fn bad_archives_give_typed_errors() {
     rewrite_archive(&src, &dtype, |n, b| {
         Some(if n.ends_with("models/model.json") {
             edit_json(b, |v| {
-                v["graph_module"]["graph"]["tensor_values"]["relu"]["dtype"] = 10.into()
+                v["graph_module"]["graph"]["tensor_values"]["relu"]["dtype"] = 9.into()
             })
         } else {
             b
@@ -152,7 +152,7 @@ fn bad_archives_give_typed_errors() {
     });
     let e = compile_err(&dtype, &out.join("a.tpuc"));
     assert!(
-        e.contains("tensor `relu`") && e.contains("complex64"),
+        e.contains("tensor `relu`") && e.contains("complex32"),
         "{e}"
     );
     assert!(

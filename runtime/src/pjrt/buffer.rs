@@ -203,6 +203,8 @@ pub fn buffer_type(dtype: DType) -> ffi::PJRT_Buffer_Type {
         DType::I8 => ffi::PJRT_Buffer_Type_S8,
         DType::U8 => ffi::PJRT_Buffer_Type_U8,
         DType::Bool => ffi::PJRT_Buffer_Type_PRED,
+        DType::C64 => ffi::PJRT_Buffer_Type_C64,
+        DType::C128 => ffi::PJRT_Buffer_Type_C128,
     }
 }
 
@@ -219,6 +221,8 @@ pub fn dtype_of_buffer_type(t: ffi::PJRT_Buffer_Type) -> Option<DType> {
         ffi::PJRT_Buffer_Type_S8 => DType::I8,
         ffi::PJRT_Buffer_Type_U8 => DType::U8,
         ffi::PJRT_Buffer_Type_PRED => DType::Bool,
+        ffi::PJRT_Buffer_Type_C64 => DType::C64,
+        ffi::PJRT_Buffer_Type_C128 => DType::C128,
         _ => return None,
     })
 }

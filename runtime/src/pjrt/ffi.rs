@@ -96,6 +96,8 @@ pub const PJRT_Buffer_Type_F16: PJRT_Buffer_Type = 10;
 pub const PJRT_Buffer_Type_F32: PJRT_Buffer_Type = 11;
 pub const PJRT_Buffer_Type_F64: PJRT_Buffer_Type = 12;
 pub const PJRT_Buffer_Type_BF16: PJRT_Buffer_Type = 13;
+pub const PJRT_Buffer_Type_C64: PJRT_Buffer_Type = 14;
+pub const PJRT_Buffer_Type_C128: PJRT_Buffer_Type = 15;
 
 pub type PJRT_HostBufferSemantics = c_int;
 /// The plugin copies (or finishes using) the host data before the call returns.

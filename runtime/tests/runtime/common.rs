@@ -85,6 +85,13 @@ pub fn sample_of(dtype: DType) -> HostTensor {
         DType::F32 => (0..n)
             .flat_map(|i| (i as f32 * 0.25 - 1.0).to_le_bytes())
             .collect(),
+        // (re, im) pairs.
+        DType::C64 => (0..n)
+            .flat_map(|i| [(i as f32 * 0.5).to_le_bytes(), (-(i as f32)).to_le_bytes()].concat())
+            .collect(),
+        DType::C128 => (0..n)
+            .flat_map(|i| [(i as f64 * 0.5).to_le_bytes(), (-(i as f64)).to_le_bytes()].concat())
+            .collect(),
         // 1.0, 2.0, ... in half / bfloat16.
         DType::F16 => (0..n)
             .flat_map(|i| (0x3c00u16 + 0x400 * i as u16).to_le_bytes())
@@ -105,7 +112,7 @@ pub fn sample_of(dtype: DType) -> HostTensor {
     tensor(dtype, &shape, data)
 }
 
-pub const ALL_DTYPES: [DType; 10] = [
+pub const ALL_DTYPES: [DType; 12] = [
     DType::F64,
     DType::F32,
     DType::F16,
@@ -116,6 +123,8 @@ pub const ALL_DTYPES: [DType; 10] = [
     DType::I8,
     DType::U8,
     DType::Bool,
+    DType::C64,
+    DType::C128,
 ];
 
 /// Writes a `.safetensors` file (as the compiler does).

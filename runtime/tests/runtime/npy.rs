@@ -128,10 +128,10 @@ fn npy_rejects_what_it_cannot_read() {
             "truncated data",
         ),
         (
-            "complex.npy",
+            "complex256.npy",
             npy_with_header(
                 1,
-                "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }",
+                "{'descr': '<c32', 'fortran_order': False, 'shape': (2,), }",
                 &four,
             ),
             "unsupported dtype",

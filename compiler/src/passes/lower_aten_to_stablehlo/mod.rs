@@ -7,6 +7,7 @@
 //! them with counts and the first node of each.
 
 mod attention;
+mod complex;
 mod control_flow;
 mod creation;
 mod elementwise;
@@ -74,7 +75,9 @@ fn lower_op(op: &AtenOp, e: &Emitter, custom: &[CustomLowering]) -> LResult<Vec<
     if let Some(c) = custom.iter().find(|c| c.target == op.target) {
         return (c.lower)(op, e);
     }
-    let families: [Family; 12] = [
+    complex::refuse_complex(op)?;
+    let families: [Family; 13] = [
+        complex::lower,
         elementwise::lower,
         view_like::lower,
         linear::lower,

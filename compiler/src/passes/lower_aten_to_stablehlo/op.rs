@@ -192,6 +192,11 @@ impl AtenOp {
         self.results_used.get(i).copied().unwrap_or(false)
     }
 
+    /// The types of the tensor operands, in order.
+    pub fn operand_types(&self) -> impl Iterator<Item = &TensorType> {
+        self.operands.iter().map(|(_, v)| &v.ty)
+    }
+
     pub fn tensor_opt(&self, name: &str) -> Option<&TValue> {
         self.operands
             .iter()

@@ -1,7 +1,7 @@
 //! `neuron-check`: every op of `@main` against what Neuron devices take, with one
 //! diagnostic per offending node, all reported at once.
 //!
-//! Refused: dynamic (`?`) dimensions, f64 values, matmuls and convolutions of integers
+//! Refused: dynamic (`?`) dimensions, f64 values, complex values, matmuls and convolutions of integers
 //! (Neuron's matmul engines multiply floats), composites (the Neuron pipeline never
 //! outlines them), and any op outside the chip's table ([`supported_ops`], [`SUPPORTED`] for every
 //! generation today). That list is tpuc's model of
@@ -166,6 +166,11 @@ fn type_problem(v: MlirValue, edge: bool) -> Option<String> {
         ));
     }
     match ir::tensor_type(v) {
+        Some(t) if t.dtype.is_complex() => Some(format!(
+            "{} is complex, which neuronx-cc has no type for (compute with real and \
+             imaginary parts as separate real tensors, e.g. rotary embeddings with cos/sin)",
+            t.mlir()
+        )),
         Some(t) if t.dtype == DType::F64 && !edge => Some(format!(
             "{} is f64, which Neuron devices do not compute (the neuron-legalize pass narrows it to f32)",
             t.mlir()
@@ -184,6 +189,14 @@ fn problem(op: MlirOperation, supported: &[&str]) -> Option<String> {
         return Some(
             "a composite; the Neuron pipeline inlines composites, so none may remain".into(),
         );
+    }
+    // Complex values first: they are the cause for the complex-only ops too.
+    if let Some(p) = ir::results(op)
+        .into_iter()
+        .filter(|&v| ir::tensor_type(v).is_some_and(|t| t.dtype.is_complex()))
+        .find_map(|v| type_problem(v, false))
+    {
+        return Some(p);
     }
     if !name.starts_with("stablehlo.") || !supported.contains(&short) {
         return Some(format!(
