@@ -34,8 +34,9 @@ LIT := /usr/lib/llvm-22/bin/lit
 DEMO_MODEL ?= gpt2
 RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
+TESTDATA_VENV := $(REPO)/.deps/testdata-venv
 
-.PHONY: check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: coverage-causal-lm testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -109,6 +110,22 @@ coverage: setup bench-venv
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/release/tpuc-coverage --target trn2 --out COVERAGE-trn2.md --command "make coverage"
 	$(BENCH_VENV)/bin/python scripts/check_neuron_hlo.py --tpuc target/release/tpuc --report COVERAGE-trn2.md
 	$(MAKE) check-polymorphic
+	$(MAKE) coverage-causal-lm
+
+# Every causal-LM architecture of transformers (testdata/causal_lm): exported again into
+# target/causal_lm by generate.py (torch + transformers in .deps/testdata-venv; ~40 min
+# on 2 cores, checked against the sha256 digests in family.json), then compiled, run and
+# decoded by tpuc; writes COVERAGE-causal-lm.md.
+coverage-causal-lm: setup testdata-venv
+	$(CARGO) build --release -p tpuc-cli --bin tpuc
+	$(TESTDATA_VENV)/bin/python testdata/causal_lm/generate.py --out target/causal_lm --resume --check
+	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache python3 scripts/causal_lm_coverage.py \
+		--tpuc target/release/tpuc --programs target/causal_lm --out COVERAGE-causal-lm.md --command "make coverage"
+
+testdata-venv:
+	@test -x $(TESTDATA_VENV)/bin/python || python3 -m venv $(TESTDATA_VENV)
+	@$(TESTDATA_VENV)/bin/python -c 'import torch, transformers' 2>/dev/null || \
+		$(TESTDATA_VENV)/bin/python -m pip install --quiet -r testdata/requirements.txt
 
 # The shape-polymorphic StableHLO of every testdata/dynamic program, refined for each
 # call's sizes by jaxlib (bench venv), run by its CPU client and compared with PyTorch.
