@@ -110,12 +110,25 @@ SHRINK = dict(
 
 # Where the generic shrink breaks an architecture's own invariants: the keys to keep at
 # their defaults (DESIGN.md: MLA configs break when heads are shrunk), or extra settings.
+MLA_HEADS = ("num_attention_heads", "num_key_value_heads", "head_dim")
 KEEP = {
+    "axk1": MLA_HEADS,
+    "axk2": MLA_HEADS,
+    "deepseek_v2": MLA_HEADS,
+    "glm4_moe_lite": MLA_HEADS,
     "deepseek_v3": ("num_attention_heads", "num_key_value_heads", "head_dim"),
     "deepseek_v32": ("num_attention_heads", "num_key_value_heads", "head_dim"),
     "glm_moe_dsa": ("num_attention_heads", "num_key_value_heads", "head_dim"),
 }
-EXTRA: dict[str, dict] = {}
+EXTRA: dict[str, dict] = {
+    # rotary_dim (64 by default) must fit the shrunk head (16)
+    "codegen": dict(rotary_dim=8),
+    "gptj": dict(rotary_dim=8),
+    # experts per token must not exceed the shrunk expert count
+    "ernie4_5_moe": dict(moe_k=2),
+    # one attention type per layer
+    "gpt_neo": dict(attention_types=[[["global", "local"], 1]]),
+}
 
 
 def model_types():
@@ -407,6 +420,11 @@ def main():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--resume", action="store_true", help="keep the types OUT already has a result.json for")
     ap.add_argument(
+        "--collect",
+        action="store_true",
+        help="write family.json from the result.json files OUT has (types without one: not run)",
+    )
+    ap.add_argument(
         "--check",
         action="store_true",
         help="compare what is written with family.json's digests instead of rewriting family.json",
@@ -429,10 +447,17 @@ def main():
     from concurrent.futures import ThreadPoolExecutor
 
     results = {}
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for r in pool.map(lambda t: run_one(t, args.out, not args.no_decode, args.resume), types):
-            results[r["type"]] = r
-            print(summary_line(r), flush=True)
+    if args.collect:
+        for t in types:
+            if os.path.exists(os.path.join(args.out, t, "result.json")):
+                results[t] = run_one(t, args.out, not args.no_decode, resume=True)
+            else:
+                results[t] = {"type": t, "forward": "not run", "decode": "not run", "files": {}}
+    else:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for r in pool.map(lambda t: run_one(t, args.out, not args.no_decode, args.resume), types):
+                results[r["type"]] = r
+                print(summary_line(r), flush=True)
 
     if args.check:
         with open(FAMILY_JSON) as f:
