@@ -189,7 +189,12 @@ def main():
     L.append("")
     L.append("## Summary")
     L.append("")
-    L.append(f"- Types: {len(types)}; the forward exports (PyTorch) for {len(exported)}.")
+    not_run = [n for n in names if types[n]["forward"] == "not run"]
+    L.append(
+        f"- Types: {len(types)}; generated: {len(names) - len(not_run)}"
+        + (f" (not run in this sweep: {len(not_run)}, listed below)" if not_run else "")
+        + f"; the forward exports (PyTorch) for {len(exported)}."
+    )
     L.append(
         f"- Of those, compiled, ran and matched in both forms: **{len(both)}/{len(exported)} "
         f"({pct(len(both), len(exported))})**; as exported {per_form['exported']}, Core ATen {per_form['core']}."
@@ -216,7 +221,7 @@ def main():
     L.append("")
     for name in names:
         e = types[name]
-        if e["forward"] != "ok":
+        if e["forward"] not in ("ok", "not run"):
             L.append(f"- `{name}` forward: {md_escape(reason(e['forward']))[:300]}")
     L.append("")
     for name in names:
@@ -224,6 +229,11 @@ def main():
         if e["forward"] == "ok" and e.get("decode") not in (None, "ok"):
             L.append(f"- `{name}` decode: {md_escape(reason(e['decode']))[:300]}")
     L.append("")
+    if not_run:
+        L.append("## Not run in this sweep")
+        L.append("")
+        L.append(", ".join(f"`{n}`" for n in not_run))
+        L.append("")
     L.append("## Table")
     L.append("")
     L.append("| type | class | forward exported | forward core | decode exported | decode core |")
@@ -239,6 +249,8 @@ def main():
                 s, detail = got
                 return f"{s} ({detail})" if s == "matched" and detail else s
             src = e["forward"] if part == "forward" else e.get("decode")
+            if src == "not run":
+                return "not run"
             return f"not exported ({src['stage']})" if isinstance(src, dict) else "-"
 
         L.append(
