@@ -19,7 +19,6 @@ made it), not measured silently.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAMILY = os.path.join(REPO, "testdata", "causal_lm", "family.json")
+sys.path.insert(0, os.path.join(REPO, "testdata", "causal_lm"))
+from generate import sha256  # noqa: E402  (the digest family.json records)
 FORMS = ("exported", "core")
 
 # Differences found with `tpuc diverge` and explained at their node (README, "Finding
@@ -40,14 +41,6 @@ KNOWN = {
     "within the tolerances but not exactly (summation order in earlier matmuls; CPM-Ant's "
     "init_std 1.0 makes large activations); README, Finding divergence",
 }
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def first_error(text):
