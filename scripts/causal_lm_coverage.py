@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAMILY = os.path.join(REPO, "testdata", "causal_lm", "family.json")
@@ -149,12 +149,16 @@ def main():
     types = family["types"]
     names = args.types or list(types)
     new_tokens = family["decode"]["new_tokens"]
+    results = []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda n: one(args.tpuc, args.programs, n, types[n], new_tokens), names))
-    for r in results:
-        f = " ".join(f"{k}={v[0]}" for k, v in r["forward"].items())
-        g = " ".join(f"{k}={v[0]}" for k, v in r["decode"].items())
-        print(f"{r['type']:28s} {f:45s} decode {g}", file=sys.stderr, flush=True)
+        jobs = [pool.submit(one, args.tpuc, args.programs, n, types[n], new_tokens) for n in names]
+        for done, job in enumerate(as_completed(jobs), 1):
+            r = job.result()
+            results.append(r)
+            f = " ".join(f"{k}={v[0]}" for k, v in r["forward"].items())
+            g = " ".join(f"{k}={v[0]}" for k, v in r["decode"].items())
+            print(f"[{done}/{len(names)}] {r['type']:28s} {f:45s} decode {g}", file=sys.stderr, flush=True)
+    results.sort(key=lambda r: names.index(r["type"]))
 
     exported = [r for r in results if types[r["type"]]["forward"] == "ok" and not r["stale"]]
     both = [r for r in exported if all(r["forward"].get(f, ("",))[0] == "matched" for f in FORMS)]

@@ -84,6 +84,9 @@ fn attribute_text(arg: &Arg) -> Result<Option<String>, String> {
                 "subgraph `{name}` is an argument of an op that takes none"
             ))
         }
+        Arg::SymInt(_) | Arg::SymInts(_) => {
+            return Err("a size that depends on tensor values (an unbacked symbol) is an argument here; tpuc computes such sizes only where the frontend rewrites them (see frontend::data_dependent)".into())
+        }
         Arg::Unsupported(kind) => {
             return Err(format!("argument kind `{kind}` is not supported by tpuc"))
         }

@@ -91,6 +91,11 @@ SHRINK = dict(
     num_local_experts=4,
     moe_num_experts=4,
     num_experts_per_tok=2,
+    num_experts_per_token=2,
+    num_expert_group=2,
+    linear_num_heads=4,
+    linear_head_dim=16,
+    expert_ffn_hidden_size=32,
     moe_topk=2,
     top_k=2,
     n_group=2,
@@ -108,18 +113,33 @@ SHRINK = dict(
     position_bias_max_distance=64,
 )
 
-# Where the generic shrink breaks an architecture's own invariants: the keys to keep at
-# their defaults (DESIGN.md: MLA configs break when heads are shrunk), or extra settings.
-MLA_HEADS = ("num_attention_heads", "num_key_value_heads", "head_dim")
-KEEP = {
-    "axk1": MLA_HEADS,
-    "axk2": MLA_HEADS,
-    "deepseek_v2": MLA_HEADS,
-    "glm4_moe_lite": MLA_HEADS,
-    "deepseek_v3": ("num_attention_heads", "num_key_value_heads", "head_dim"),
-    "deepseek_v32": ("num_attention_heads", "num_key_value_heads", "head_dim"),
-    "glm_moe_dsa": ("num_attention_heads", "num_key_value_heads", "head_dim"),
-}
+# Shrunk sizes of multi-head latent attention (DeepSeek-V2 style: `kv_lora_rank` in the
+# config), applied instead of the generic head sizes: its key/value heads equal the query
+# heads, and head_dim is the rotary part of a query head.
+MLA = dict(
+    num_key_value_heads=4,
+    kv_lora_rank=16,
+    q_lora_rank=32,
+    qk_nope_head_dim=16,
+    qk_rope_head_dim=8,
+    qk_head_dim=24,
+    v_head_dim=16,
+    head_dim=8,
+)
+
+# Size keys a default config may leave unset (None) although the model needs them; they
+# get the shrunk size. Any other key left None stays None (e.g. sliding_window: None means
+# no sliding window).
+FILL_NONE = ("head_dim", "num_key_value_heads", "n_routed_experts", "num_experts_per_tok", "n_shared_experts")
+
+# Per-layer lists (layer kinds) shortened with the depth: the first layer of each kind
+# is kept, in order, so a hybrid model keeps every kind of layer it has.
+LAYER_LISTS = ("layer_types", "layers_block_type", "mlp_layer_types")
+DEPTH_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "decoder_layers")
+
+# Where the generic shrink breaks an architecture's own invariants: keys to keep at their
+# defaults, or extra settings.
+KEEP: dict[str, tuple] = {}
 EXTRA: dict[str, dict] = {
     # rotary_dim (64 by default) must fit the shrunk head (16)
     "codegen": dict(rotary_dim=8),
@@ -128,7 +148,71 @@ EXTRA: dict[str, dict] = {
     "ernie4_5_moe": dict(moe_k=2),
     # one attention type per layer
     "gpt_neo": dict(attention_types=[[["global", "local"], 1]]),
+    # LongCat-Flash's "zero experts" (identity experts) are counted apart
+    "longcat_flash": dict(zero_expert_num=2),
+    # Mamba-2: heads * head_dim must equal expand * hidden_size (2 * 64)
+    "mamba2": dict(num_heads=8, n_groups=2, state_size=16, time_step_rank=8),
+    # ZAYA supports one expert per token only
+    "zaya": dict(num_experts_per_tok=1),
+    # Reformer: the axial position embedding's parts sum to the width, its shape
+    # multiplies to the positions
+    "reformer": dict(is_decoder=True, axial_pos_embds_dim=[32, 32], axial_pos_shape=[8, 16]),
+    # Zamba ties the shared transformer of its hybrid layers: two of them
+    "zamba": dict(
+        num_hidden_layers=4,
+        layers_block_type=["linear_attention", "hybrid", "linear_attention", "hybrid"],
+    ),
+    # the default config leaves rope_parameters empty; the model reads one per layer type
+    "cohere_compass_text": dict(
+        rope_parameters={
+            "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        }
+    ),
+    # the default config leaves layer_types unset: one convolution, one attention layer
+    "lfm2_moe": dict(layer_types=["conv", "full_attention"]),
+    # X-MOD runs one language adapter: the default config names none
+    "xmod": dict(default_language="en_XX"),
+    # Gemma 3n shares the KV cache of its last layers: keep two pattern lengths, one shared
+    "gemma3n_text": dict(
+        num_hidden_layers=4,
+        layer_types=["sliding_attention", "full_attention"] * 2,
+        num_kv_shared_layers=2,
+    ),
 }
+
+
+def derives_layer_lists(model_type, kw, depth_key):
+    """Whether the config, given the shrunk depth, derives per-layer lists of that length."""
+    from transformers import CONFIG_MAPPING, AutoConfig
+
+    if model_type not in CONFIG_MAPPING:
+        return True
+    try:
+        cfg = AutoConfig.for_model(model_type, **{**kw, **EXTRA.get(model_type, {})}).to_dict()
+    except Exception:
+        return False
+    depth = cfg.get(depth_key)
+    return all(len(cfg[k]) == depth for k in LAYER_LISTS if isinstance(cfg.get(k), list))
+
+
+def shrunk_layer_lists(default, depth_key):
+    """Per-layer lists cut to the first layer of each kind, and the depth that goes with them."""
+    depth = default[depth_key]
+    lists = {k: default[k] for k in LAYER_LISTS if isinstance(default.get(k), list) and len(default[k]) == depth}
+    keep = set()
+    for values in lists.values():
+        seen = set()
+        for i, v in enumerate(values):
+            if repr(v) not in seen:
+                seen.add(repr(v))
+                keep.add(i)
+    i = 0
+    while len(keep) < SHRINK[depth_key]:
+        keep.add(i)
+        i += 1
+    idx = sorted(keep)
+    return {depth_key: len(idx), **{k: [v[j] for j in idx] for k, v in lists.items()}}
 
 
 def model_types():
@@ -137,17 +221,39 @@ def model_types():
     return sorted(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
 
 
-def shrunk_config(model_type, **extra):
-    from transformers import CONFIG_MAPPING, AutoConfig
-
-    default = CONFIG_MAPPING[model_type]().to_dict()
+def shrunk_kwargs(model_type, default):
+    """The overrides that shrink one config (given as its default dict), sub-configs included."""
     keep = KEEP.get(model_type, ())
-    kw = {k: v for k, v in SHRINK.items() if k in default and k not in keep and default[k] is not None}
+    kw = {
+        k: v
+        for k, v in SHRINK.items()
+        if k in default and k not in keep and (default[k] is not None or k in FILL_NONE)
+    }
+    if default.get("kv_lora_rank") is not None:
+        kw.update({k: v for k, v in MLA.items() if k in default})
+    depth_key = next((k for k in DEPTH_KEYS if isinstance(default.get(k), int)), None)
+    if depth_key is not None and depth_key in kw and not derives_layer_lists(model_type, kw, depth_key):
+        kw.update(shrunk_layer_lists(default, depth_key))
     # Special token ids must stay inside the shrunk vocabulary.
     for k, v in default.items():
         if k.endswith("_token_id") and isinstance(v, int) and v >= VOCAB:
             kw[k] = min(v, 2)
+    # A composite model (text + vision + audio towers) shrinks each of its sub-configs:
+    # built at their default sizes, the towers take minutes and gigabytes.
+    for k, v in default.items():
+        if k.endswith("_config") and isinstance(v, dict) and v.get("model_type"):
+            sub = shrunk_kwargs(v["model_type"], v)
+            if sub:
+                kw[k] = {"model_type": v["model_type"], **sub}
     kw.update(EXTRA.get(model_type, {}))
+    return kw
+
+
+def shrunk_config(model_type, **extra):
+    from transformers import CONFIG_MAPPING, AutoConfig
+
+    default = CONFIG_MAPPING[model_type]().to_dict()
+    kw = shrunk_kwargs(model_type, default)
     kw.update(extra)
     cfg = AutoConfig.for_model(model_type, **kw)
     return cfg, kw
@@ -396,6 +502,10 @@ def run_one(model_type, out_root, decode, resume=False):
         result = {"type": model_type, "forward": {"stage": "process", "error": crashed or "no result.json"}}
         if decode:
             result["decode"] = {"stage": "process", "error": "not reached"}
+        # Recorded where --collect and --resume find it.
+        os.makedirs(out, exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(result, f, indent=1, sort_keys=True)
     else:
         with open(path) as f:
             result = json.load(f)

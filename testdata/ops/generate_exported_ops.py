@@ -11,6 +11,7 @@ the op, with PyTorch eager's outputs:
 
   testdata/ops/exported/index.json                 {"cases": [{id, op, dir, dtype, description}]}
   testdata/ops/exported/cases/<op>/<case>/model.json, inputs/<i>_<name>.npy, expected/<i>.npy
+  testdata/ops/exported/refused/<op>/<case>/model.json   programs tpuc must refuse at a node
 
 The layout is the Core ATen suite's (tpuc_cli::coverage::read_op_suite reads both);
 `expected_failures.txt` beside index.json lists what tpuc fails, with why.
@@ -56,6 +57,41 @@ def rotary_complex(x, angles):
     freqs = torch.polar(torch.ones_like(angles), angles)
     xc = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
     return torch.view_as_real(xc * freqs).flatten(-2)
+
+
+def moe_dispatch(x, logits, w):
+    """JetMoE-style expert dispatch: tokens sorted by expert, split by each expert's token
+    count (`.tolist()`: sizes that depend on the values), one expert per piece, the pieces
+    concatenated and put back in token order."""
+    top = logits.argmax(-1)
+    order = torch.sort(top, stable=True).indices
+    sizes = F.one_hot(top, w.shape[0]).sum(0).tolist()
+    pieces = x[order].split(sizes, 0)
+    y = torch.cat([F.silu(p @ w[e]) * 2.0 + 1.0 for e, p in enumerate(pieces)], 0)
+    return torch.zeros_like(y).index_copy(0, order, y)
+
+
+def segments_dim1(x, counts, w, b):
+    """A split along dimension 1 by counts read from a tensor, a linear layer per
+    segment (reshaped on the way), concatenated along the same dimension."""
+    sizes = counts.tolist()
+    for s in sizes:
+        torch._check(s >= 0)
+    torch._check(sum(sizes) == x.shape[1])
+    pieces = x.split(sizes, 1)
+    outs = []
+    for k, p in enumerate(pieces):
+        h = F.linear(p, w[k], b[k])
+        outs.append(torch.tanh(h).reshape(h.shape[0], -1, 2, 3).reshape(h.shape[0], -1, 6))
+    return torch.cat(outs, 1)
+
+
+def per_expert_sum(x, logits):
+    """A reduction over a piece whose size depends on the values: refused at its node."""
+    top = logits.argmax(-1)
+    order = torch.sort(top, stable=True).indices
+    sizes = F.one_hot(top, logits.shape[1]).sum(0).tolist()
+    return torch.stack([p.sum(0) for p in x[order].split(sizes, 0)])
 
 
 # (op the graph must keep, case name, dtype label, function, inputs maker, description)
@@ -156,6 +192,24 @@ CASES = [
      lambda: [randn((2, 6, 8))], ""),
     ("aten.fft_irfftn.default", "f32", "f32", lambda x: torch.fft.irfftn(torch.view_as_complex(x), dim=(0, 2)),
      lambda: [randn((4, 3, 5, 2))], "non-adjacent dims"),
+    ("aten.one_hot.default", "i64", "i64", lambda x: F.one_hot(x, 5), lambda: [torch.randint(0, 5, (3, 4))],
+     "routing masks: x[..., None] == arange(5)"),
+    # Sizes that depend on the values (unbacked symbols), frontend/data_dependent.rs.
+    ("aten.split_with_sizes.default", "moe_dispatch_f32", "f32", moe_dispatch,
+     lambda: [randn((12, 8)), randn((12, 4)), randn((4, 8, 6))],
+     "MoE dispatch: split by per-expert token counts, an expert per piece, cat"),
+    ("aten.split_with_sizes.default", "empty_piece_f32", "f32", moe_dispatch,
+     lambda: [randn((9, 8)), torch.cat([randn((9, 3)), torch.full((9, 1), -9.0)], 1), randn((4, 8, 6))],
+     "an expert that gets no token (a piece of size 0)"),
+    ("aten.split_with_sizes.default", "dim1_linear_f32", "f32", segments_dim1,
+     lambda: [randn((2, 9, 8)), torch.tensor([4, 0, 5]), randn((3, 6, 8)), randn((3, 6))],
+     "split along dim 1 by counts from an input, linear + reshapes per segment, cat along dim 1"),
+]
+
+# Programs tpuc refuses, with the node it names (compiler/tests: bad_input.rs).
+REFUSED = [
+    ("aten.split_with_sizes.default", "reduced_piece_f32", per_expert_sum,
+     lambda: [randn((12, 8)), randn((12, 4))], "a sum over a piece whose size depends on the values"),
 ]
 
 
@@ -165,8 +219,9 @@ def op_kept(ep, op):
 
 def main():
     torch.set_num_threads(1)
-    if os.path.isdir(os.path.join(OUT, "cases")):
-        shutil.rmtree(os.path.join(OUT, "cases"))
+    for sub in ("cases", "refused"):
+        if os.path.isdir(os.path.join(OUT, sub)):
+            shutil.rmtree(os.path.join(OUT, sub))
     entries = []
     for op, name, dtype, fn, make, desc in CASES:
         cid = f"{op.removeprefix('aten.')}/{name}"
@@ -193,6 +248,17 @@ def main():
             with open(os.path.join(case_dir, "expected", f"{i}.npy"), "wb") as f:
                 f.write(npy_bytes(to_numpy(t)))
         entries.append({"id": cid, "op": op, "dir": f"cases/{cid}", "dtype": dtype, "description": desc})
+    for op, name, fn, make, desc in REFUSED:
+        cid = f"{op.removeprefix('aten.')}/{name}"
+        torch.manual_seed(zlib.crc32(cid.encode()))
+        inputs = make()
+        ep = torch.export.export(Fn(fn).eval(), tuple(inputs))
+        if not op_kept(ep, op):
+            raise SystemExit(f"{cid}: the exported graph no longer calls {op}: {graph_ops(ep)}")
+        case_dir = os.path.join(OUT, "refused", cid)
+        os.makedirs(case_dir, exist_ok=True)
+        with open(os.path.join(case_dir, "model.json"), "w") as f:
+            f.write(program_json(ep))
     with open(os.path.join(OUT, "index.json"), "w") as f:
         f.write('{\n  "cases": [\n')
         f.write(",\n".join("    " + json.dumps(e, sort_keys=True) for e in entries))

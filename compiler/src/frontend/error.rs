@@ -63,6 +63,13 @@ pub enum FrontendError {
     },
     #[error("{0}")]
     Dynamic(String),
+    #[error("node `{node}` ({op}): {message}; hint: {hint}")]
+    DataDependent {
+        node: String,
+        op: String,
+        message: String,
+        hint: String,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, FrontendError>;

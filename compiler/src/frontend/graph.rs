@@ -4,6 +4,21 @@ use std::collections::BTreeMap;
 
 use tpuc_artifact::DType;
 
+/// A dimension whose size depends on tensor values (an unbacked symbol of torch.export:
+/// `u0` from `.item()`, `nonzero`, `bincount`-style routing). The frontend reads such a
+/// size as this marker; [`super::data_dependent`] rewrites the graph so none is left, or
+/// refuses it at its node.
+pub const DATA_DEPENDENT: i64 = i64::MIN;
+
+/// A symbolic integer argument or output whose value depends on tensor values.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SymInt {
+    Int(i64),
+    /// The named symbolic value (`_local_scalar_dense`, `item_2`), or the expression
+    /// when it has no name.
+    Unbacked(String),
+}
+
 /// Shape and element type of one graph value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorMeta {
@@ -37,6 +52,10 @@ pub enum Arg {
         name: String,
         graph: Box<Graph>,
     },
+    /// A size argument that depends on tensor values (see [`DATA_DEPENDENT`]).
+    SymInt(SymInt),
+    /// A size list with at least one entry that depends on tensor values.
+    SymInts(Vec<SymInt>),
     /// An argument kind tpuc cannot represent (custom object, symbolic value, ...);
     /// holds the kind.
     Unsupported(String),
@@ -47,6 +66,9 @@ pub enum Arg {
 pub enum NodeOutput {
     Tensor(String),
     Tensors(Vec<String>),
+    /// A symbolic integer output (`.item()` of an integer tensor, size arithmetic),
+    /// by the name later arguments use for it.
+    SymInt(String),
     /// A non-tensor or absent output (e.g. `as_none`).
     None,
 }
@@ -73,7 +95,7 @@ impl Node {
             match o {
                 NodeOutput::Tensor(n) => v.push(n.as_str()),
                 NodeOutput::Tensors(ns) => v.extend(ns.iter().map(|s| s.as_str())),
-                NodeOutput::None => {}
+                NodeOutput::SymInt(_) | NodeOutput::None => {}
             }
         }
         v

@@ -12,8 +12,11 @@ use std::collections::BTreeMap;
 use tpuc_artifact::symbolic::{Bindings, Dim, Expr, Symbol};
 use tpuc_artifact::DType;
 
+use super::data_dependent::UnbackedDims;
 use super::error::{FrontendError, Result};
-use super::graph::{Arg, Graph, InputKind, InputSpec, Node, NodeOutput, TensorMeta};
+use super::graph::{
+    Arg, Graph, InputKind, InputSpec, Node, NodeOutput, SymInt, TensorMeta, DATA_DEPENDENT,
+};
 use super::tree::{self, Json as Value};
 
 /// The schema major version tpuc reads (torch 2.8 and later write 8.x).
@@ -173,11 +176,22 @@ fn symbolic_values(
                 ),
                 "as_expr" => {
                     let text = as_str(get(val, "expr_str", &ctx)?, &ctx)?;
-                    Expr::parse(text).map_err(|e| FrontendError::SizeExpression {
-                        what: ctx.clone(),
-                        expr: text.to_string(),
-                        message: e.0,
-                    })?
+                    match Expr::parse(text) {
+                        Ok(e) => e,
+                        // A value over data-dependent sizes (`Eq(u0 + u1, 32)` of a
+                        // runtime assertion) is only ever dropped or refused: kept as
+                        // its first unbacked symbol, which marks it data-dependent.
+                        Err(_) if first_unbacked(text).is_some() => {
+                            Expr::Sym(first_unbacked(text).unwrap_or_default())
+                        }
+                        Err(e) => {
+                            return Err(FrontendError::SizeExpression {
+                                what: ctx.clone(),
+                                expr: text.to_string(),
+                                message: e.0,
+                            })
+                        }
+                    }
                 }
                 other => return Err(malformed(format!("{ctx}: unexpected kind `{other}`"))),
             };
@@ -187,12 +201,31 @@ fn symbolic_values(
     Ok(values)
 }
 
+/// Whether a size expression reads an unbacked symbol (`u0`: a size torch.export could
+/// not tie to the inputs' sizes because it depends on tensor values).
+fn is_unbacked(expr: &Expr) -> bool {
+    expr.symbols().iter().any(|s| {
+        s.strip_prefix('u')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// The first unbacked symbol (`u12`) an expression's text names.
+fn first_unbacked(text: &str) -> Option<String> {
+    text.match_indices("Symbol('u").find_map(|(i, m)| {
+        let rest = &text[i + m.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        (!digits.is_empty() && rest[digits.len()..].starts_with('\'')).then(|| format!("u{digits}"))
+    })
+}
+
 /// A SymInt: `{"as_int": 3}`, or (in a specialization) `{"as_expr": ...}` or a named
-/// value `{"as_name": "sym_size_int_3"}` evaluated under the bindings.
-fn concrete_int(v: &Value, ctx: &str, tensor: &str, sizes: Sizes<'_>) -> Result<i64> {
+/// value `{"as_name": "sym_size_int_3"}` evaluated under the bindings. A value that
+/// depends on tensor values (an unbacked symbol) is [`SymInt::Unbacked`], in any parse.
+fn sym_int(v: &Value, ctx: &str, tensor: &str, sizes: Sizes<'_>) -> Result<SymInt> {
     let (kind, val) = union(v, ctx)?;
     match kind {
-        "as_int" => as_i64(val, ctx),
+        "as_int" => Ok(SymInt::Int(as_i64(val, ctx)?)),
         "as_expr" => {
             let text = as_str(get(val, "expr_str", ctx)?, ctx)?;
             let expr = Expr::parse(text).map_err(|e| FrontendError::SizeExpression {
@@ -200,9 +233,18 @@ fn concrete_int(v: &Value, ctx: &str, tensor: &str, sizes: Sizes<'_>) -> Result<
                 expr: text.to_string(),
                 message: e.0,
             })?;
-            sizes.eval(&expr, text, tensor)
+            if is_unbacked(&expr) {
+                return Ok(SymInt::Unbacked(text.to_string()));
+            }
+            sizes.eval(&expr, text, tensor).map(SymInt::Int)
         }
-        "as_name" => sizes.named(as_str(val, ctx)?, tensor),
+        "as_name" => {
+            let name = as_str(val, ctx)?;
+            if sizes.values.get(name).is_some_and(is_unbacked) {
+                return Ok(SymInt::Unbacked(name.to_string()));
+            }
+            sizes.named(name, tensor).map(SymInt::Int)
+        }
         _ => Err(FrontendError::DynamicShape {
             tensor: tensor.to_string(),
             size: match val {
@@ -213,23 +255,48 @@ fn concrete_int(v: &Value, ctx: &str, tensor: &str, sizes: Sizes<'_>) -> Result<
     }
 }
 
+/// A SymInt as a concrete size; [`DATA_DEPENDENT`] where it depends on tensor values.
+fn concrete_int(v: &Value, ctx: &str, tensor: &str, sizes: Sizes<'_>) -> Result<i64> {
+    Ok(match sym_int(v, ctx, tensor, sizes)? {
+        SymInt::Int(i) => i,
+        SymInt::Unbacked(_) => DATA_DEPENDENT,
+    })
+}
+
 fn tensor_name(v: &Value, ctx: &str) -> Result<String> {
     Ok(as_str(get(v, "name", ctx)?, ctx)?.to_string())
 }
 
 /// Reads a tensor_meta object.
 pub fn tensor_meta(name: &str, v: &Value, sizes: Sizes<'_>) -> Result<TensorMeta> {
+    Ok(tensor_meta_unbacked(name, v, sizes)?.0)
+}
+
+/// Reads a tensor_meta object, with its data-dependent dimensions (each
+/// [`DATA_DEPENDENT`] in the shape) and their sizes as written.
+fn tensor_meta_unbacked(
+    name: &str,
+    v: &Value,
+    sizes: Sizes<'_>,
+) -> Result<(TensorMeta, Vec<(usize, String)>)> {
     let ctx = format!("tensor `{name}`");
     let code = as_i64(get(v, "dtype", &ctx)?, &ctx)?;
     let dtype = scalar_type(code).map_err(|d| FrontendError::UnsupportedDtype {
         tensor: name.to_string(),
         dtype: d,
     })?;
-    let shape = as_array(get(v, "sizes", &ctx)?, &ctx)?
-        .iter()
-        .map(|s| concrete_int(s, &ctx, name, sizes))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(TensorMeta { dtype, shape })
+    let mut unbacked = Vec::new();
+    let mut shape = Vec::new();
+    for (i, s) in as_array(get(v, "sizes", &ctx)?, &ctx)?.iter().enumerate() {
+        shape.push(match sym_int(s, &ctx, name, sizes)? {
+            SymInt::Int(v) => v,
+            SymInt::Unbacked(expr) => {
+                unbacked.push((i, expr));
+                DATA_DEPENDENT
+            }
+        });
+    }
+    Ok((TensorMeta { dtype, shape }, unbacked))
 }
 
 /// Strides and storage offset of a tensor_meta (for weights).
@@ -281,13 +348,28 @@ fn parse_arg(v: &Value, ctx: &str, sizes: Sizes<'_>) -> Result<Arg> {
         ),
         "as_int" => Arg::Int(as_i64(val, ctx)?),
         "as_ints" => Arg::Ints(ints(val)?),
-        "as_sym_int" => Arg::Int(concrete_int(val, ctx, ctx, sizes)?),
-        "as_sym_ints" => Arg::Ints(
-            as_array(val, ctx)?
+        "as_sym_int" => match sym_int(val, ctx, ctx, sizes)? {
+            SymInt::Int(i) => Arg::Int(i),
+            unbacked => Arg::SymInt(unbacked),
+        },
+        "as_sym_ints" => {
+            let v = as_array(val, ctx)?
                 .iter()
-                .map(|x| concrete_int(x, ctx, ctx, sizes))
-                .collect::<Result<_>>()?,
-        ),
+                .map(|x| sym_int(x, ctx, ctx, sizes))
+                .collect::<Result<Vec<_>>>()?;
+            if v.iter().any(|x| matches!(x, SymInt::Unbacked(_))) {
+                Arg::SymInts(v)
+            } else {
+                Arg::Ints(
+                    v.into_iter()
+                        .map(|x| match x {
+                            SymInt::Int(i) => i,
+                            SymInt::Unbacked(_) => unreachable!("checked above"),
+                        })
+                        .collect(),
+                )
+            }
+        }
         "as_float" => Arg::Float(as_f64(val, ctx)?),
         "as_floats" => Arg::Floats(
             as_array(val, ctx)?
@@ -360,9 +442,14 @@ fn parse_subgraph(v: &Value, ctx: &str, sizes: Sizes<'_>) -> Result<Arg> {
         values: &values,
     };
     let mut tensors = BTreeMap::new();
+    let mut unbacked = UnbackedDims::new();
     if let Some(tv) = g.get("tensor_values").and_then(Value::as_object) {
         for (n, meta) in tv {
-            tensors.insert(n.to_string(), tensor_meta(n, meta, sizes)?);
+            let (meta, dims) = tensor_meta_unbacked(n, meta, sizes)?;
+            if !dims.is_empty() {
+                unbacked.insert(n.to_string(), dims);
+            }
+            tensors.insert(n.to_string(), meta);
         }
     }
     let nodes = as_array(get(g, "nodes", &ctx)?, &ctx)?
@@ -405,16 +492,18 @@ fn parse_subgraph(v: &Value, ctx: &str, sizes: Sizes<'_>) -> Result<Arg> {
             )));
         }
     }
+    let mut graph = Graph {
+        inputs,
+        outputs,
+        buffer_mutations: Vec::new(),
+        nodes,
+        tensors,
+        schema_version: (0, 0),
+    };
+    super::data_dependent::resolve(&mut graph, &unbacked)?;
     Ok(Arg::Graph {
         name,
-        graph: Box::new(Graph {
-            inputs,
-            outputs,
-            buffer_mutations: Vec::new(),
-            nodes,
-            tensors,
-            schema_version: (0, 0),
-        }),
+        graph: Box::new(graph),
     })
 }
 
@@ -489,7 +578,7 @@ fn source_location(stack_trace: &str) -> Option<(String, u32)> {
 
 /// Nodes that compute sizes (`x.size(0)`, `s0 * s1`): a specialization drops them, as
 /// every size they compute is a named value it evaluates where it is read.
-fn computes_sizes(target: &str) -> bool {
+pub(super) fn computes_sizes(target: &str) -> bool {
     matches!(
         target,
         "aten.sym_size.int"
@@ -556,6 +645,10 @@ fn parse_node(v: &Value, index: usize, sizes: Sizes<'_>) -> Result<Option<Node>>
                     .map(|t| tensor_name(t, &ctx))
                     .collect::<Result<_>>()?,
             ),
+            "as_sym_int" => match union(val, &ctx)? {
+                ("as_name", n) => NodeOutput::SymInt(as_str(n, &ctx)?.to_string()),
+                _ => NodeOutput::None,
+            },
             _ => NodeOutput::None,
         });
     }
@@ -716,9 +809,11 @@ fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Resul
     let gm = get(&root, "graph_module", file)?;
     let graph = get(gm, "graph", file)?;
     let signature = get(gm, "signature", file)?;
+    // Read in every parse: a static program's values tell its data-dependent sizes
+    // (one whose table tpuc cannot read is read as before, without them).
     let values = match bindings {
         Some(_) => symbolic_values(graph, &NO_VALUES)?,
-        None => BTreeMap::new(),
+        None => symbolic_values(graph, &NO_VALUES).unwrap_or_default(),
     };
     let sizes = Sizes {
         bindings,
@@ -728,17 +823,22 @@ fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Resul
     // The tensor table and the node list are built on two threads (each is about half
     // of the reading of a large graph); a tensor's error is reported before a node's,
     // as when they were read one after the other.
-    let read_tensors = || -> Result<BTreeMap<String, TensorMeta>> {
+    let read_tensors = || -> Result<(BTreeMap<String, TensorMeta>, UnbackedDims)> {
         // The entries come in key order, so the map is built without comparing keys.
         let mut tensors = Vec::new();
+        let mut unbacked = UnbackedDims::new();
         if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
             tensors.reserve(tv.len());
             for (name, meta) in tv {
                 let meta = tree::expand(bytes, meta).map_err(invalid)?;
-                tensors.push((name.to_string(), tensor_meta(name, &meta, sizes)?));
+                let (meta, dims) = tensor_meta_unbacked(name, &meta, sizes)?;
+                if !dims.is_empty() {
+                    unbacked.insert(name.to_string(), dims);
+                }
+                tensors.push((name.to_string(), meta));
             }
         }
-        Ok(tensors.into_iter().collect())
+        Ok((tensors.into_iter().collect(), unbacked))
     };
     let read_nodes = || -> Result<Vec<Node>> {
         as_array(get(graph, "nodes", file)?, file)?
@@ -758,7 +858,7 @@ fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Resul
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (tensors, nodes)
     });
-    let (tensors, mut nodes) = (tensors?, nodes?);
+    let ((tensors, unbacked), mut nodes) = (tensors?, nodes?);
     set_subgraph_versions(&mut nodes, (major, minor));
     let inputs = as_array(get(signature, "input_specs", file)?, file)?
         .iter()
@@ -781,14 +881,16 @@ fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Resul
             )));
         }
     }
-    Ok(Graph {
+    let mut graph = Graph {
         inputs,
         outputs,
         buffer_mutations,
         nodes,
         tensors,
         schema_version: (major, minor),
-    })
+    };
+    super::data_dependent::resolve(&mut graph, &unbacked)?;
+    Ok(graph)
 }
 
 /// The dynamic sizes of an exported program: its symbols with their ranges, and the

@@ -5,6 +5,7 @@
 //! weights without loading them.
 
 pub mod archive;
+pub mod data_dependent;
 pub mod error;
 pub mod graph;
 pub mod json;

@@ -475,3 +475,25 @@ fn fuzz_regressions_are_refused_with_typed_errors() {
     }
     assert!(replayed >= 2, "fuzz/regressions is missing its inputs");
 }
+
+/// A size that depends on tensor values reaching an op tpuc cannot compute exactly on
+/// the bound (a sum over a piece of a split by counts) is refused at that node, with
+/// the piece and the split named; a program with such sizes is never padded silently.
+#[test]
+fn data_dependent_sizes_outside_the_dispatch_pattern_are_refused_at_their_node() {
+    let out = temp_dir("data-dependent-refused");
+    let input = repo().join(
+        "testdata/ops/exported/refused/split_with_sizes.default/reduced_piece_f32/model.json",
+    );
+    let msg = compile_err(&input, &out.join("a.tpuc"));
+    for want in [
+        "node `sum_",
+        "aten.sum.dim_IntList",
+        "a piece of `split_with_sizes`",
+        "depends on tensor values",
+        "hint:",
+    ] {
+        assert!(msg.contains(want), "`{want}` missing from: {msg}");
+    }
+    assert!(!out.join("a.tpuc").exists());
+}

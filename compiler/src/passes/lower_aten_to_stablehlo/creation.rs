@@ -1,5 +1,6 @@
 //! Tensor creation: `arange`, `full`/`zeros`/`ones` (and their `_like`/`new_`
-//! forms), `scalar_tensor`, `eye`, and the `triu`/`tril` masks built from iotas.
+//! forms), `scalar_tensor`, `eye`, and the `triu`/`tril` and `one_hot` masks built
+//! from iotas.
 
 use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::Cmp;
@@ -27,6 +28,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.scalar_tensor" => fill(op, e, None),
         "aten.eye" => eye(op, e),
         "aten.triu" | "aten.tril" => tri(op, e),
+        "aten.one_hot" => one_hot(op, e),
         _ => return None,
     };
     Some(r)
@@ -109,6 +111,28 @@ fn tri(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let zero = splat(e, &x.ty, 0.0)?;
     let out = e.select(&keep, x, &zero)?;
     Ok(vec![to_type(e, &out, ty)?])
+}
+
+/// `one_hot(x, num_classes)`: `x[..., None] == arange(num_classes)`, as the result's
+/// integer type. With `num_classes=-1` PyTorch counts `max(x) + 1` classes, a size that
+/// depends on the values: the exporter has fixed it in the result's type, which is what
+/// the iota runs over (a value at or beyond it gives a row of zeros where PyTorch raises).
+fn one_hot(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let x = op.tensor("self")?;
+    let r = ty.rank();
+    if r == 0 || x.shape() != &ty.shape[..r - 1] {
+        return Err(LowerError::Invalid(
+            "one_hot's result must be its input's shape plus the classes".into(),
+        ));
+    }
+    let it = TensorType::new(ty.shape.clone(), DType::I64);
+    let xi = e.convert(x, DType::I64)?;
+    let dims: Vec<i64> = (0..r as i64 - 1).collect();
+    let xb = e.broadcast_in_dim(&xi, &ty.shape, &dims)?;
+    let classes = e.iota(&it, r as i64 - 1)?;
+    let hit = e.compare(Cmp::Eq, &xb, &classes)?;
+    Ok(vec![e.convert(&hit, ty.dtype)?])
 }
 
 /// `linspace(start, end, steps)` with PyTorch's symmetric formula: the first half counts
