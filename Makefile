@@ -98,19 +98,21 @@ bench: build bench-venv
 	target/release/tpuc-bench --artifact mlp=target/bench/mlp.tpuc --tpuc target/release/tpuc \
 		--python $(BENCH_VENV)/bin/python --out BENCH.md --command "make bench"
 
-# Coverage: every Core ATen op case (testdata/ops) and every model corpus
-# (testdata/models, testdata/coverage/models), compiled, run on the CPU plugin and
-# compared with PyTorch; writes COVERAGE.md, and COVERAGE-trn2.md for the Neuron target
-# (what runs is each artifact's XLA HLO), to which jaxlib's reading of every corpus
-# model's trn2 HLO is appended (scripts/check_neuron_hlo.py, bench venv). The op cases
-# and the corpus on trn2 also run in `make test`.
+# Coverage: every causal-LM architecture of transformers (coverage-causal-lm, below),
+# every Core ATen and as-exported op case (testdata/ops, testdata/ops/exported) and every
+# model corpus (testdata/models, testdata/coverage/models), compiled, run on the CPU
+# plugin and compared with PyTorch; writes COVERAGE-causal-lm.md, COVERAGE.md (which
+# repeats the causal-LM summary), and COVERAGE-trn2.md for the Neuron target (what runs
+# is each artifact's XLA HLO), to which jaxlib's reading of every corpus model's trn2 HLO
+# is appended (scripts/check_neuron_hlo.py, bench venv). The op suites and the corpus on
+# trn2 also run in `make test`.
 coverage: setup bench-venv
+	$(MAKE) coverage-causal-lm
 	$(CARGO) build --release -p tpuc-cli --bin tpuc --bin tpuc-coverage
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/release/tpuc-coverage --out COVERAGE.md --command "make coverage"
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/release/tpuc-coverage --target trn2 --out COVERAGE-trn2.md --command "make coverage"
 	$(BENCH_VENV)/bin/python scripts/check_neuron_hlo.py --tpuc target/release/tpuc --report COVERAGE-trn2.md
 	$(MAKE) check-polymorphic
-	$(MAKE) coverage-causal-lm
 
 # Every causal-LM architecture of transformers (testdata/causal_lm): exported again into
 # target/causal_lm by generate.py (torch + transformers in .deps/testdata-venv; ~40 min

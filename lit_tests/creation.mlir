@@ -1,6 +1,6 @@
 // Creation family (compiler/src/passes/lower_aten_to_stablehlo/creation.rs): arange
 // (int, negative step, f32, f64), full/scalar_tensor (bool, fill truncated for ints,
-// -inf), full_like/new_ones/zeros, triu/tril masks from iotas, eye.
+// -inf), full_like/new_ones/zeros, triu/tril masks from iotas, eye, one_hot.
 //
 // RUN: tpuc opt %s --pass-pipeline=lower-aten-to-stablehlo,verify-stablehlo | FileCheck %s
 
@@ -133,4 +133,19 @@
 "func.func"() <{function_type = () -> tensor<5xf32>, sym_name = "linspace"}> ({
   %0 = "aten.linspace.default"() {end = 1.000000e+00 : f64, operand_names = [], start = 0.000000e+00 : f64, steps = 5 : i64} : () -> tensor<5xf32> loc("linspace")
   "func.return"(%0) : (tensor<5xf32>) -> ()
+}) : () -> ()
+
+// one_hot(x, 5): x broadcast along a new last dim compared with an iota over the five
+// classes, the bools converted to the i64 result.
+// CHECK-LABEL: sym_name = "one_hot"
+// CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<3x4xi64>)
+// CHECK: [[XB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[X]]) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<3x4xi64>) -> tensor<3x4x5xi64>
+// CHECK: [[C:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 2 : i64} : () -> tensor<3x4x5xi64>
+// CHECK: [[EQ:%[0-9]+]] = "stablehlo.compare"([[XB]], [[C]]) {{.*}}comparison_direction = #stablehlo<comparison_direction EQ>
+// CHECK: [[R:%[0-9]+]] = "stablehlo.convert"([[EQ]]) : (tensor<3x4x5xi1>) -> tensor<3x4x5xi64>
+// CHECK-NEXT: "func.return"([[R]])
+"func.func"() <{function_type = (tensor<3x4xi64>) -> tensor<3x4x5xi64>, sym_name = "one_hot"}> ({
+^bb0(%arg0: tensor<3x4xi64>):
+  %0 = "aten.one_hot.default"(%arg0) {num_classes = 5 : i64, operand_names = ["self"]} : (tensor<3x4xi64>) -> tensor<3x4x5xi64> loc("one_hot")
+  "func.return"(%0) : (tensor<3x4x5xi64>) -> ()
 }) : () -> ()

@@ -1,6 +1,6 @@
 // View-like family (compiler/src/passes/lower_aten_to_stablehlo/view_like.rs):
 // reshapes, permutations, expand, slice (steps, negative and clamped bounds), select,
-// narrow, cat, stack, meshgrid, pixel_shuffle, split (result shapes), unbind, pad, repeat, squeeze, diff, flip;
+// narrow, cat, stack, meshgrid, pixel_shuffle, split (result shapes), unbind, pad, repeat, squeeze, diff, flip, unfold;
 // reflect / replicate / circular padding as one gather per padded dim at constant
 // source positions.
 //
@@ -381,4 +381,21 @@
 ^bb0(%x: tensor<3x4xf32>):
   %0 = "aten.as_strided.default"(%x) {operand_names = ["self"], size = array<i64: 2, 2>, storage_offset = 1 : i64, stride = array<i64: 4, 2>} : (tensor<3x4xf32>) -> tensor<2x2xf32> loc("as_strided")
   "func.return"(%0) : (tensor<2x2xf32>) -> ()
+}) : () -> ()
+
+// unfold(dimension=1, size=2, step=3) of [2, 8, 3]: windows starting at 0, 3, 6 (as
+// many as fit), gathered with indices 3 * i + j, the window dim moved last.
+// CHECK-LABEL: sym_name = "unfold"
+// CHECK: [[I:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<3x2xi64>
+// CHECK: "stablehlo.constant"() {value = dense<3> : tensor<i64>}
+// CHECK: [[S:%[0-9]+]] = "stablehlo.multiply"([[I]], {{%[0-9]+}})
+// CHECK: [[J:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<3x2xi64>
+// CHECK: "stablehlo.add"([[S]], [[J]])
+// CHECK: [[G:%[0-9]+]] = "stablehlo.gather"({{.*}}collapsed_slice_dims = [1], start_index_map = [1]{{.*}} -> tensor<2x3x2x3xf32>
+// CHECK: [[T:%[0-9]+]] = "stablehlo.transpose"([[G]]) {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x3x2x3xf32>) -> tensor<2x3x3x2xf32>
+// CHECK-NEXT: "func.return"([[T]])
+"func.func"() <{function_type = (tensor<2x8x3xf32>) -> tensor<2x3x3x2xf32>, sym_name = "unfold"}> ({
+^bb0(%arg0: tensor<2x8x3xf32>):
+  %0 = "aten.unfold.default"(%arg0) {dimension = 1 : i64, operand_names = ["self"], size = 2 : i64, step = 3 : i64} : (tensor<2x8x3xf32>) -> tensor<2x3x3x2xf32> loc("unfold")
+  "func.return"(%0) : (tensor<2x3x3x2xf32>) -> ()
 }) : () -> ()

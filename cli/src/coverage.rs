@@ -435,11 +435,30 @@ fn pct(n: usize, d: usize) -> String {
     }
 }
 
+/// What COVERAGE.md reports beside the Core ATen suite and the model corpora.
+#[derive(Default)]
+pub struct Extra<'a> {
+    /// The as-exported op suite (testdata/ops/exported) and its results.
+    pub exported: Option<(&'a OpSuite, &'a [(OpCase, Outcome)])>,
+    /// The summary of the causal-LM family's report (COVERAGE-causal-lm.md), with the
+    /// file's name.
+    pub causal_lm: Option<(String, String)>,
+}
+
+/// The lines of a Markdown report's `## Summary` section.
+pub fn summary_section(report: &str) -> Option<String> {
+    let start = report.find("## Summary\n")? + "## Summary\n".len();
+    let rest = &report[start..];
+    let end = rest.find("\n## ").unwrap_or(rest.len());
+    Some(rest[..end].trim().to_string())
+}
+
 /// Renders COVERAGE.md.
 pub fn render(
     suite: &OpSuite,
     ops: &[(OpCase, Outcome)],
     corpora: &[(String, Vec<ModelResult>)],
+    extra: &Extra<'_>,
     command: &str,
     target: &str,
 ) -> String {
@@ -499,8 +518,43 @@ pub fn render(
             2 * models.len()
         ));
     }
+    if let Some((exported_suite, exported)) = extra.exported {
+        let ok = exported.iter().filter(|(_, o)| o.matched()).count();
+        let mut op_names: Vec<&str> = exported.iter().map(|(c, _)| c.op.as_str()).collect();
+        op_names.sort();
+        op_names.dedup();
+        s.push_str(&format!(
+            "- As-exported op suite (composite ops of pre-decomposition graphs, complex dtypes, \
+             data-dependent sizes; `testdata/ops/exported`): {} ops, cases matched: **{ok}/{} ({})**; \
+             known failures listed: {}.\n",
+            op_names.len(),
+            exported.len(),
+            pct(ok, exported.len()),
+            exported_suite.known_failures.len()
+        ));
+    }
+    if let Some((file, summary)) = &extra.causal_lm {
+        s.push_str(&format!(
+            "\n### Every causal-LM architecture of transformers ([{file}]({file}))\n\n{summary}\n"
+        ));
+    }
     // Failures grouped by cause.
     let mut causes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let exported_ops = extra.exported.map(|(_, e)| e).unwrap_or(&[]);
+    let exported_known = extra.exported.map(|(suite, _)| &suite.known_failures);
+    for (c, o) in exported_ops {
+        if !o.matched() {
+            let known = exported_known
+                .and_then(|k| k.get(&c.id))
+                .map(|r| format!(" (known: {r})"))
+                .unwrap_or_default();
+            causes.entry(group(o)).or_default().push(format!(
+                "as-exported op case `{}`: {}{known}",
+                c.id,
+                o.summary()
+            ));
+        }
+    }
     for (c, o) in ops {
         if !o.matched() {
             let known = suite
@@ -590,7 +644,8 @@ pub fn render(
     s.push_str("\n## Excluded overloads\n\nNot run as op cases: why, and what tpuc does when a graph contains one.\n\n| overload | category | reason | tpuc |\n|---|---|---|---|\n");
     for e in &suite.excluded {
         let tpuc = match e.category.as_str() {
-            "dynamic-shape" => "rejected when the graph is read: tpuc compiles static shapes (the error names the tensor)",
+            "dynamic-shape" => "size computations: evaluated when a dynamic program is specialized; over sizes that depend on values, dropped or refused at their node (frontend::data_dependent)",
+            "data-dependent-shape" => "refused at its node: its result's size depends on the values (frontend::data_dependent; MoE dispatch by split_with_sizes is compiled)",
             _ => "compile error: unsupported op target, with its count and first node",
         };
         let reason = e.reason.replace('|', "\\|").replace('\n', " ");
@@ -611,5 +666,21 @@ fn group(o: &Outcome) -> String {
         Outcome::RuntimeError(_) => "Plugin or runtime error".into(),
         Outcome::BadData(_) => "Test data or export".into(),
         Outcome::Matched { .. } => "Matched".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary_section;
+
+    #[test]
+    fn summary_section_is_the_text_between_its_heading_and_the_next() {
+        let report = "# Title\n\nintro\n\n## Summary\n\n- a: 1\n- b: 2\n\n## Details\n\nmore\n";
+        assert_eq!(summary_section(report).as_deref(), Some("- a: 1\n- b: 2"));
+        assert_eq!(
+            summary_section("## Summary\n- last\n").as_deref(),
+            Some("- last")
+        );
+        assert_eq!(summary_section("# no summary\n"), None);
     }
 }

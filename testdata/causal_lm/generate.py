@@ -59,8 +59,17 @@ CACHE = 32
 # (the config then derives what depends on them: layer types, head_dim...).
 SHRINK = dict(
     vocab_size=VOCAB,
+    # Gemma 3n/4's per-layer embeddings and BLT's hashed byte n-grams are vocabularies too
+    vocab_size_per_layer_input=VOCAB,
+    encoder_hash_byte_group_vocab=VOCAB,
     hidden_size=64,
+    # widths a composite model's towers and adapters must share with the hidden size
+    hidden_size_global=64,
+    adapter_in_dim=64,
+    adapter_input_size=64,
+    adapter_out_dim=64,
     d_model=64,
+    emb_dim=64,
     n_embd=64,
     n_embed=64,
     dim=64,
@@ -417,6 +426,20 @@ def decode_part(model_type, out):
             )
         stage = "run_decompositions"
         core = ep.run_decompositions()
+        # A model without cache support exports a step that sees one token: it writes
+        # no state but position counters (openai-gpt). Not a decode step. (Read from the
+        # Core ATen form, which lists every buffer write; the as-exported one writes the
+        # cache in place.)
+        mutated = [
+            s.target for s in core.graph_signature.output_specs if s.kind.name == "BUFFER_MUTATION"
+        ]
+        buffers = dict(core.named_buffers())
+        if not any(m not in buffers or buffers[m].dim() >= 2 for m in mutated):
+            return {
+                "stage": "export",
+                "error": "the exported step keeps no cache (it writes only "
+                f"{', '.join(mutated) or 'nothing'}): the model has no KV cache support",
+            }
         stage = "save"
         os.makedirs(out)
         save(ep, os.path.join(out, "exported.pt2"))

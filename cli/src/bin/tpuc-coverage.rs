@@ -1,5 +1,6 @@
 //! `tpuc-coverage` (run by `make coverage`): compiles, runs and compares the op-level
-//! suite and the model corpora on the CPU PJRT plugin and writes COVERAGE.md.
+//! suites (Core ATen and as-exported) and the model corpora on the CPU PJRT plugin and
+//! writes COVERAGE.md, with the summary of the causal-LM family's report.
 
 #[macro_use]
 extern crate tpuc_cli;
@@ -19,6 +20,13 @@ struct Args {
     /// The op-level suite (index.json + cases/).
     #[arg(long, default_value = "testdata/ops")]
     ops: PathBuf,
+    /// The as-exported op suite (skipped when it has no index.json).
+    #[arg(long, default_value = "testdata/ops/exported")]
+    exported_ops: PathBuf,
+    /// The causal-LM family's report (scripts/causal_lm_coverage.py), whose summary
+    /// COVERAGE.md repeats when the file exists.
+    #[arg(long, default_value = "COVERAGE-causal-lm.md")]
+    causal_lm: PathBuf,
     /// Model corpora (each a folder with index.json and one folder per model).
     #[arg(long = "models", default_values = ["testdata/models", "testdata/coverage/models"])]
     models: Vec<PathBuf>,
@@ -86,6 +94,31 @@ fn run(args: &Args) -> Result<(), String> {
             errln!("op cases: {i}/{n} ({})", c.id);
         }
     });
+    let exported_suite = if args.target == "tpu" && args.exported_ops.join("index.json").is_file() {
+        Some(coverage::read_op_suite(&args.exported_ops)?)
+    } else {
+        None
+    };
+    let exported = match &exported_suite {
+        Some(s) => coverage::run_op_suite(&runner, s, &scratch, |i, n, c| {
+            if i % 20 == 0 {
+                errln!("as-exported op cases: {i}/{n} ({})", c.id);
+            }
+        }),
+        None => Vec::new(),
+    };
+    let causal_lm = if args.target == "tpu" {
+        std::fs::read_to_string(&args.causal_lm)
+            .ok()
+            .and_then(|t| coverage::summary_section(&t))
+            .map(|s| (args.causal_lm.display().to_string(), s))
+    } else {
+        None
+    };
+    let extra = coverage::Extra {
+        exported: exported_suite.as_ref().map(|s| (s, exported.as_slice())),
+        causal_lm,
+    };
     let mut corpora = Vec::new();
     for root in &args.models {
         if !root.join("index.json").is_file() {
@@ -97,7 +130,7 @@ fn run(args: &Args) -> Result<(), String> {
         })?;
         corpora.push((root.display().to_string(), results));
     }
-    let text = coverage::render(&suite, &ops, &corpora, &args.command, &args.target);
+    let text = coverage::render(&suite, &ops, &corpora, &extra, &args.command, &args.target);
     std::fs::write(&args.out, text).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let _ = std::fs::remove_dir_all(&scratch);
     errln!("wrote {}", args.out.display());

@@ -182,6 +182,7 @@ const ELEMENTWISE: &[&str] = &[
     "aten.minimum",
     "aten.mish",
     "aten.mul",
+    "aten.multiply",
     "aten.neg",
     "aten.pow",
     "aten.reciprocal",

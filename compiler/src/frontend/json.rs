@@ -110,9 +110,12 @@ pub struct Sizes<'a> {
     bindings: Option<&'a Bindings>,
     /// The graph's named symbolic values (`sym_int_values`, `sym_bool_values`).
     values: &'a BTreeMap<String, Expr>,
+    /// Unbacked symbols whose range is one value (`u0` in `[14, 14]`): sizes.
+    fixed: &'a Bindings,
 }
 
 static NO_VALUES: BTreeMap<String, Expr> = BTreeMap::new();
+static NO_BINDINGS: Bindings = BTreeMap::new();
 
 impl Sizes<'_> {
     /// Symbolic sizes are refused.
@@ -120,6 +123,7 @@ impl Sizes<'_> {
         Sizes {
             bindings: None,
             values: &NO_VALUES,
+            fixed: &NO_BINDINGS,
         }
     }
 
@@ -139,6 +143,12 @@ impl Sizes<'_> {
 
     /// The named symbolic value `name` under the bindings.
     fn named(&self, name: &str, what: &str) -> Result<i64> {
+        // A value the exporter knew (`x.size(0)` of a static tensor), in any parse.
+        match self.values.get(name) {
+            Some(Expr::Int(v)) => return Ok(*v),
+            Some(Expr::Bool(b)) => return Ok(*b as i64),
+            _ => {}
+        }
         if self.bindings.is_none() {
             return Err(FrontendError::DynamicShape {
                 tensor: what.to_string(),
@@ -155,10 +165,13 @@ impl Sizes<'_> {
 }
 
 /// The expressions of a graph's named symbolic values, with `outer`'s (a subgraph
-/// sees its parent's).
+/// sees its parent's). `strict` (a specialization, which evaluates them) refuses an
+/// entry tpuc cannot read; otherwise (a static program, which reads them only to tell
+/// data-dependent sizes) such an entry is left out.
 fn symbolic_values(
     graph: &Value,
     outer: &BTreeMap<String, Expr>,
+    strict: bool,
 ) -> Result<BTreeMap<String, Expr>> {
     let mut values = outer.clone();
     for key in ["sym_int_values", "sym_bool_values"] {
@@ -167,35 +180,43 @@ fn symbolic_values(
         };
         for (name, v) in table {
             let ctx = format!("{key} `{name}`");
-            let (kind, val) = union(v, &ctx)?;
-            let expr = match kind {
-                "as_int" => Expr::Int(as_i64(val, &ctx)?),
-                "as_bool" => Expr::Bool(
-                    val.as_bool()
-                        .ok_or_else(|| malformed(format!("{ctx}: expected a bool")))?,
-                ),
-                "as_expr" => {
-                    let text = as_str(get(val, "expr_str", &ctx)?, &ctx)?;
-                    match Expr::parse(text) {
-                        Ok(e) => e,
-                        // A value over data-dependent sizes (`Eq(u0 + u1, 32)` of a
-                        // runtime assertion) is only ever dropped or refused: kept as
-                        // its first unbacked symbol, which marks it data-dependent.
-                        Err(_) if first_unbacked(text).is_some() => {
-                            Expr::Sym(first_unbacked(text).unwrap_or_default())
-                        }
-                        Err(e) => {
-                            return Err(FrontendError::SizeExpression {
-                                what: ctx.clone(),
-                                expr: text.to_string(),
-                                message: e.0,
-                            })
+            let read = || -> Result<Expr> {
+                let (kind, val) = union(v, &ctx)?;
+                Ok(match kind {
+                    "as_int" => Expr::Int(as_i64(val, &ctx)?),
+                    "as_bool" => Expr::Bool(
+                        val.as_bool()
+                            .ok_or_else(|| malformed(format!("{ctx}: expected a bool")))?,
+                    ),
+                    "as_expr" => {
+                        let text = as_str(get(val, "expr_str", &ctx)?, &ctx)?;
+                        match Expr::parse(text) {
+                            Ok(e) => e,
+                            // A value over data-dependent sizes (`Eq(u0 + u1, 32)` of a
+                            // runtime assertion) is only ever dropped or refused: kept as
+                            // its first unbacked symbol, which marks it data-dependent.
+                            Err(_) if first_unbacked(text).is_some() => {
+                                Expr::Sym(first_unbacked(text).unwrap_or_default())
+                            }
+                            Err(e) => {
+                                return Err(FrontendError::SizeExpression {
+                                    what: ctx.clone(),
+                                    expr: text.to_string(),
+                                    message: e.0,
+                                })
+                            }
                         }
                     }
-                }
-                other => return Err(malformed(format!("{ctx}: unexpected kind `{other}`"))),
+                    other => return Err(malformed(format!("{ctx}: unexpected kind `{other}`"))),
+                })
             };
-            values.insert(name.to_string(), expr);
+            match read() {
+                Ok(expr) => {
+                    values.insert(name.to_string(), expr);
+                }
+                Err(e) if strict => return Err(e),
+                Err(_) => {}
+            }
         }
     }
     Ok(values)
@@ -222,6 +243,39 @@ fn first_unbacked(text: &str) -> Option<String> {
 /// A SymInt: `{"as_int": 3}`, or (in a specialization) `{"as_expr": ...}` or a named
 /// value `{"as_name": "sym_size_int_3"}` evaluated under the bindings. A value that
 /// depends on tensor values (an unbacked symbol) is [`SymInt::Unbacked`], in any parse.
+/// The unbacked symbols whose range in `range_constraints` is a single value.
+fn fixed_symbols(root: &Value) -> Bindings {
+    let mut fixed = Bindings::new();
+    if let Some(c) = root.get("range_constraints").and_then(Value::as_object) {
+        for (name, r) in c {
+            let bound = |k: &str| r.get(k).and_then(Value::as_i64);
+            if let (Some(lo), Some(hi)) = (bound("min_val"), bound("max_val")) {
+                if lo == hi && is_unbacked(&Expr::Sym(name.to_string())) {
+                    fixed.insert(name.to_string(), lo);
+                }
+            }
+        }
+    }
+    fixed
+}
+
+/// An expression over unbacked symbols: its value where every symbol it reads has a
+/// single value in its range, else [`SymInt::Unbacked`] (written `text`).
+fn unbacked_or_fixed(expr: &Expr, text: &str, sizes: Sizes<'_>) -> SymInt {
+    let all_fixed = expr
+        .symbols()
+        .iter()
+        .all(|s| sizes.fixed.contains_key(s) || sizes.bindings.is_some_and(|b| b.contains_key(s)));
+    let mut b = sizes.fixed.clone();
+    if let Some(bound) = sizes.bindings {
+        b.extend(bound.iter().map(|(k, v)| (k.clone(), *v)));
+    }
+    match expr.eval(&b) {
+        Ok(v) if all_fixed => SymInt::Int(v),
+        _ => SymInt::Unbacked(text.to_string()),
+    }
+}
+
 fn sym_int(v: &Value, ctx: &str, tensor: &str, sizes: Sizes<'_>) -> Result<SymInt> {
     let (kind, val) = union(v, ctx)?;
     match kind {
@@ -234,14 +288,14 @@ fn sym_int(v: &Value, ctx: &str, tensor: &str, sizes: Sizes<'_>) -> Result<SymIn
                 message: e.0,
             })?;
             if is_unbacked(&expr) {
-                return Ok(SymInt::Unbacked(text.to_string()));
+                return Ok(unbacked_or_fixed(&expr, text, sizes));
             }
             sizes.eval(&expr, text, tensor).map(SymInt::Int)
         }
         "as_name" => {
             let name = as_str(val, ctx)?;
-            if sizes.values.get(name).is_some_and(is_unbacked) {
-                return Ok(SymInt::Unbacked(name.to_string()));
+            if let Some(expr) = sizes.values.get(name).filter(|e| is_unbacked(e)) {
+                return Ok(unbacked_or_fixed(expr, name, sizes));
             }
             sizes.named(name, tensor).map(SymInt::Int)
         }
@@ -401,7 +455,13 @@ fn parse_arg(v: &Value, ctx: &str, sizes: Sizes<'_>) -> Result<Arg> {
             let (k, inner) = union(val, ctx)?;
             match (k, inner.as_bool()) {
                 ("as_bool", Some(b)) => Arg::Bool(b),
-                ("as_name", _) if sizes.bindings.is_some() => {
+                ("as_name", _)
+                    if sizes.bindings.is_some()
+                        || matches!(
+                            sizes.values.get(as_str(inner, ctx)?),
+                            Some(Expr::Bool(_) | Expr::Int(_))
+                        ) =>
+                {
                     Arg::Bool(sizes.named(as_str(inner, ctx)?, ctx)? != 0)
                 }
                 _ => Arg::Unsupported("symbolic bool".into()),
@@ -436,10 +496,11 @@ fn parse_subgraph(v: &Value, ctx: &str, sizes: Sizes<'_>) -> Result<Arg> {
     let name = as_str(get(v, "name", ctx)?, ctx)?.to_string();
     let g = get(v, "graph", ctx)?;
     let ctx = format!("{ctx}, subgraph `{name}`");
-    let values = symbolic_values(g, sizes.values)?;
+    let values = symbolic_values(g, sizes.values, sizes.bindings.is_some())?;
     let sizes = Sizes {
         bindings: sizes.bindings,
         values: &values,
+        fixed: sizes.fixed,
     };
     let mut tensors = BTreeMap::new();
     let mut unbacked = UnbackedDims::new();
@@ -812,12 +873,14 @@ fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Resul
     // Read in every parse: a static program's values tell its data-dependent sizes
     // (one whose table tpuc cannot read is read as before, without them).
     let values = match bindings {
-        Some(_) => symbolic_values(graph, &NO_VALUES)?,
-        None => symbolic_values(graph, &NO_VALUES).unwrap_or_default(),
+        Some(_) => symbolic_values(graph, &NO_VALUES, true)?,
+        None => symbolic_values(graph, &NO_VALUES, false)?,
     };
+    let fixed = fixed_symbols(&root);
     let sizes = Sizes {
         bindings,
         values: &values,
+        fixed: &fixed,
     };
 
     // The tensor table and the node list are built on two threads (each is about half

@@ -25,6 +25,7 @@ const ACCEPTS_COMPLEX: &[&str] = &[
     "aten.sub",
     "aten.rsub",
     "aten.mul",
+    "aten.multiply",
     "aten.div",
     "aten.neg",
     "aten.reciprocal",

@@ -523,7 +523,8 @@ fn lower_math(op: &AtenOp, e: &Emitter, base: &str) -> Option<LResult<Vec<TValue
                 Ok(e.compare(Cmp::Eq, &a, &splat(e, &a.ty, f64::INFINITY)?)?)
             }),
             "aten.add" | "aten.sub" | "aten.rsub" => add_sub(op, e, base),
-            "aten.mul" => arith(op, e, "stablehlo.multiply"),
+            // `torch.multiply` is exported under its own name (Gemma 3n).
+            "aten.mul" | "aten.multiply" => arith(op, e, "stablehlo.multiply"),
             "aten.div" => div(op, e, op.string_opt("rounding_mode")),
             "aten.floor_divide" => div(op, e, Some("floor")),
             "aten.maximum" | "aten.max" if op.tensor_opt("other").is_some() => {

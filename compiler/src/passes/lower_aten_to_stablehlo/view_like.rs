@@ -4,7 +4,8 @@
 //! Ops whose only effect is a new shape (view, reshape, flatten, squeeze...) lower to
 //! one `stablehlo.reshape` to the result type the graph records.
 
-use tpuc_dialects::{Emitter, TValue};
+use tpuc_artifact::DType;
+use tpuc_dialects::{Emitter, TValue, TensorType};
 
 use super::elementwise::{splat, to_type};
 use super::op::norm_dim;
@@ -63,6 +64,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         "aten.repeat_interleave" => repeat_interleave(op, e),
         "aten.roll" => roll(op, e),
         "aten.diff" => diff(op, e),
+        "aten.unfold" | "aten.unfold_copy" => unfold(op, e),
         _ => return None,
     };
     Some(r)
@@ -646,4 +648,33 @@ fn roll(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
         cur = e.concatenate(&[&tail, &head], d as i64)?;
     }
     Ok(vec![e.reshape(&cur, &ty.shape)?])
+}
+
+/// `unfold(dimension, size, step)`: the windows `x[.., i*step .. i*step + size, ..]` of
+/// `dimension` (as many as fit), each window a new last dimension: a gather of the
+/// window rows (`i*step + j`), the window dimension then moved last.
+fn unfold(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let x = op.tensor("self")?;
+    let ty = op.result(0)?;
+    let r = x.rank();
+    if r == 0 {
+        // A 0-d tensor unfolds into its one element.
+        return Ok(vec![e.reshape(x, &ty.shape)?]);
+    }
+    let dim = norm_dim(op.int("dimension")?, r)? as usize;
+    let size = op.int("size")?;
+    let step = op.int("step")?;
+    let n = ty.shape[dim];
+    if step <= 0 || ty.shape.len() != r + 1 || ty.shape[r] != size {
+        return Err(LowerError::Invalid(
+            "unfold: the result must be the windows of `dimension` in a new last dim".into(),
+        ));
+    }
+    let it = TensorType::new(vec![n, size], DType::I64);
+    let starts = e.mul(&e.iota(&it, 0)?, &splat(e, &it, step as f64)?)?;
+    let idx = e.add(&starts, &e.iota(&it, 1)?)?;
+    let windows = super::gather::take(e, x, &idx, dim)?;
+    let mut perm: Vec<i64> = (0..=r as i64).filter(|p| *p != dim as i64 + 1).collect();
+    perm.push(dim as i64 + 1);
+    Ok(vec![to_type(e, &e.transpose(&windows, &perm)?, ty)?])
 }
