@@ -86,6 +86,21 @@ def segments_dim1(x, counts, w, b):
     return torch.cat(outs, 1)
 
 
+def masked_adapter(x, mask, w1, w2):
+    """X-MOD's per-language adapter: the rows a boolean mask selects (a count that depends
+    on the values) through two linear layers, written back into those rows."""
+    out = torch.zeros_like(x)
+    out[mask] = F.linear(F.gelu(F.linear(x[mask], w1)), w2)
+    return out + x
+
+
+def masked_accumulate(x, mask, w):
+    """`index_put_(..., accumulate=True)` of the rows a mask selected, reshaped on the way."""
+    rows = x[mask]
+    h = torch.tanh(rows.reshape(-1, x.shape[-1]) @ w).reshape(rows.shape[0], x.shape[1], w.shape[1])
+    return x.clone().index_put_((mask,), h, accumulate=True)
+
+
 def per_expert_sum(x, logits):
     """A reduction over a piece whose size depends on the values: refused at its node."""
     top = logits.argmax(-1)
@@ -463,6 +478,12 @@ CASES = [
      lambda: [torch.arange(8).float()], "rotary inverse frequencies times positions"),
     ("aten.view_as_real.default", "c64", "f32", torch.view_as_real,
      lambda: [torch.randn(3, 4, dtype=torch.complex64)], "a complex input viewed as pairs"),
+    ("aten.index.Tensor", "row_mask_adapter_f32", "f32", masked_adapter,
+     lambda: [randn((4, 3, 8)), torch.tensor([True, False, True, True]), randn((6, 8)), randn((8, 6))],
+     "x[mask] through an adapter, written back with out[mask] = ...: where(mask, adapter(x), out)"),
+    ("aten.index.Tensor", "row_mask_accumulate_f32", "f32", masked_accumulate,
+     lambda: [randn((5, 2, 4)), torch.tensor([False, True, False, True, True]), randn((4, 4))],
+     "x[mask] merged with the next dim and back, index_put_ with accumulate"),
 ]
 
 # Programs tpuc refuses, with the node it names (compiler/tests: bad_input.rs).

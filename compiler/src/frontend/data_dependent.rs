@@ -21,10 +21,15 @@
 //! computes, from the same inputs by the same ops; the rows outside a segment are
 //! computed and dropped, never mixed in.
 //!
+//! Rows selected by a boolean mask (`x[mask]`, X-MOD's per-language adapters) are the
+//! same kind of piece: the adapter runs on every row, and `index_put(base, [mask],
+//! values)` (`base[mask] = values`) becomes `where(mask, values, base)`.
+//!
 //! Between the split and the concatenation a piece may pass through ops that work row
 //! by row along the split dimension: elementwise ops whose other operands do not vary
 //! along it, `mm`/`addmm`/`linear`/`matmul` with the piece on the left, and views that
-//! keep the dimensions up to the split one. Anything else a data-dependent size reaches
+//! keep the dimensions up to the split one (which may take in the following ones, in
+//! whole rows of the split input). Anything else a data-dependent size reaches
 //! (a reduction over the piece, `nonzero`, a size computed from `.item()` for a new
 //! tensor) is refused at its node, never approximated. The runtime assertions
 //! torch.export leaves on these values (`u0 >= 0`, `u0 + u1 + u2 + u3 == N`) are dropped
@@ -50,13 +55,19 @@ struct Piece {
     index: usize,
     /// The split dimension, in this tensor's dimensions.
     dim: usize,
+    /// Rows of this tensor along `dim` per row of the split input (a view that merges
+    /// the following dimensions into it multiplies them: `[u0, 8, 64] -> [u0 * 8, 64]`).
+    scale: i64,
 }
 
-/// A `split_with_sizes` by data-dependent sizes.
+/// A `split_with_sizes` by data-dependent sizes, or the rows a boolean mask selects.
 struct Split {
     node: String,
-    /// Each piece's size: the 0-d integer tensor `.item()` read it from, or a constant.
+    /// Each piece's size: the 0-d integer tensor `.item()` read it from, or a constant
+    /// (none for a mask).
     sizes: Vec<Size>,
+    /// `x[mask]`: the boolean mask over the first dimension that selected the rows.
+    mask: Option<String>,
     /// The size of the split dimension (the bound of every piece).
     full: i64,
 }
@@ -260,10 +271,28 @@ impl Rewrite<'_> {
             .iter()
             .any(|n| self.pieces.contains_key(*n));
         if reads_piece {
+            // `piece.size(0)`: a size only size arithmetic and views read.
+            if super::json::computes_sizes(target)
+                && node
+                    .outputs
+                    .iter()
+                    .all(|o| matches!(o, NodeOutput::SymInt(_)))
+            {
+                return Ok(());
+            }
             if base(target) == "aten.cat" {
                 return self.cat(node);
             }
+            if matches!(
+                base(target),
+                "aten.index_put" | "aten.index_put_" | "aten._unsafe_index_put"
+            ) {
+                return self.masked_put(node);
+            }
             return self.row_wise(node);
+        }
+        if matches!(base(target), "aten.index" | "aten._unsafe_index") && self.is_row_mask(&node)? {
+            return self.masked_rows(node);
         }
         if let Some((name, _)) = node.args.iter().find(|(_, a)| is_symbolic(a)) {
             return Err(refuse(
@@ -340,6 +369,7 @@ impl Rewrite<'_> {
         self.splits.push(Split {
             node: node.name.clone(),
             sizes: piece_sizes,
+            mask: None,
             full: shape[dim],
         });
         for (index, out) in outputs.into_iter().enumerate() {
@@ -351,7 +381,15 @@ impl Rewrite<'_> {
                     shape: shape.clone(),
                 },
             );
-            self.pieces.insert(out.clone(), Piece { split, index, dim });
+            self.pieces.insert(
+                out.clone(),
+                Piece {
+                    split,
+                    index,
+                    dim,
+                    scale: 1,
+                },
+            );
             self.nodes.push(Node {
                 name: out.clone(),
                 target: "aten.alias.default".into(),
@@ -409,6 +447,7 @@ impl Rewrite<'_> {
         let op = base(&node.target).to_string();
         let full = self.splits[piece.split].full;
         let rank = out_meta.shape.len();
+        let mut scale = piece.scale;
         let not_row_wise = |why: &str| {
             refuse(
                 &node,
@@ -494,14 +533,29 @@ impl Rewrite<'_> {
                 }
                 _ => {
                     // A view keeps the piece's rows if the dimensions up to the split
-                    // one are unchanged.
+                    // one are unchanged; the split one may take in the following ones
+                    // (or give them back) in whole rows of the split input.
                     let d = piece.dim;
                     if out_meta.shape.len() <= d
                         || out_meta.shape[..d] != in_shape[..d]
                         || out_meta.shape[d] != DATA_DEPENDENT
+                        || out_meta.shape[d + 1..].contains(&DATA_DEPENDENT)
                     {
                         return Err(not_row_wise("reshapes that dimension"));
                     }
+                    let numel: i64 = in_shape.iter().product();
+                    let others: i64 = out_meta
+                        .shape
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != d)
+                        .map(|(_, v)| *v)
+                        .product();
+                    let rows = if others == 0 { 0 } else { numel / others };
+                    if full == 0 || others == 0 || rows * others != numel || rows % full != 0 {
+                        return Err(not_row_wise("reshapes it across rows of the split input"));
+                    }
+                    scale = rows / full;
                     for (i, (_, a)) in node.args.iter().enumerate() {
                         if let Arg::SymInts(v) = a {
                             // The data-dependent entry is the split dimension's: inferred.
@@ -530,7 +584,7 @@ impl Rewrite<'_> {
                         "its result has another dimension that depends on tensor values",
                     ));
                 }
-                *s = full;
+                *s = full * scale;
             }
         }
         for (i, a) in replaced {
@@ -553,10 +607,154 @@ impl Rewrite<'_> {
             out.clone(),
             Piece {
                 dim: out_dim,
+                scale,
                 ..piece
             },
         );
         self.nodes.push(node);
+        Ok(())
+    }
+
+    /// `x[mask]`: one boolean mask over `x`'s first dimension, the result's first
+    /// dimension the count of its true elements.
+    fn is_row_mask(&self, node: &Node) -> Result<bool> {
+        let Some(Arg::Tensor(x)) = arg(node, "self") else {
+            return Ok(false);
+        };
+        let outs = node.output_names();
+        let (Some(mask), [out]) = (mask_of(node), outs.as_slice()) else {
+            return Ok(false);
+        };
+        let (m, xm) = (self.meta(&mask)?, self.meta(x)?);
+        Ok(m.dtype == DType::Bool
+            && m.shape.len() == 1
+            && xm.shape.first() == m.shape.first()
+            && !xm.shape.contains(&DATA_DEPENDENT)
+            && self.meta(out)?.shape.first() == Some(&DATA_DEPENDENT))
+    }
+
+    /// `x[mask]`: a piece standing for every row of `x`.
+    fn masked_rows(&mut self, node: Node) -> Result<()> {
+        let (Some(Arg::Tensor(x)), Some(mask)) = (arg(&node, "self"), mask_of(&node)) else {
+            return Err(refuse(&node, "expected `x[mask]`".into()));
+        };
+        let x = x.clone();
+        let meta = self.meta(&x)?.clone();
+        let out = node.output_names()[0].to_string();
+        let split = self.splits.len();
+        self.splits.push(Split {
+            node: node.name.clone(),
+            sizes: Vec::new(),
+            mask: Some(mask),
+            full: meta.shape[0],
+        });
+        self.pieces.insert(
+            out.clone(),
+            Piece {
+                split,
+                index: 0,
+                dim: 0,
+                scale: 1,
+            },
+        );
+        self.emit(
+            out,
+            "aten.alias.default",
+            vec![("self", Arg::Tensor(x))],
+            meta,
+            &node.source_location,
+        );
+        Ok(())
+    }
+
+    /// `index_put(base, [mask], values)` of the rows `x[mask]` selected:
+    /// `where(mask, values, base)` (`base + values` where the mask is set, with
+    /// `accumulate`).
+    fn masked_put(&mut self, node: Node) -> Result<()> {
+        let (Some(Arg::Tensor(base_t)), Some(Arg::Tensor(values)), Some(mask)) =
+            (arg(&node, "self"), arg(&node, "values"), mask_of(&node))
+        else {
+            return Err(refuse(
+                &node,
+                "expected `index_put(base, [mask], values)`".into(),
+            ));
+        };
+        let (base_t, values) = (base_t.clone(), values.clone());
+        let piece = self.pieces.get(&values).copied();
+        let source = piece.map(|p| &self.splits[p.split]);
+        let fits = piece.is_some_and(|p| p.dim == 0 && p.scale == 1)
+            && source.is_some_and(|s| s.mask.as_deref() == Some(mask.as_str()))
+            && !self.pieces.contains_key(&base_t);
+        if !fits {
+            return Err(refuse(
+                &node,
+                "writes values whose size depends on tensor values other than the rows                  `x[mask]` selected, with the same mask"
+                    .into(),
+            ));
+        }
+        let base_meta = self.meta(&base_t)?.clone();
+        let out = node.output_names()[0].to_string();
+        let accumulate = matches!(arg(&node, "accumulate"), Some(Arg::Bool(true)));
+        let loc = node.source_location.clone();
+        let stem = node.name.clone();
+        let mut mask_shape = vec![1i64; base_meta.shape.len()];
+        mask_shape[0] = base_meta.shape[0];
+        let mask_b = self.emit(
+            format!("{stem}__dd_mask"),
+            "aten.view.default",
+            vec![
+                ("self", Arg::Tensor(mask)),
+                ("size", Arg::Ints(mask_shape.clone())),
+            ],
+            TensorMeta {
+                dtype: DType::Bool,
+                shape: mask_shape,
+            },
+            &loc,
+        );
+        let mut new_rows = values;
+        if accumulate {
+            new_rows = self.emit(
+                format!("{stem}__dd_sum"),
+                "aten.add.Tensor",
+                vec![
+                    ("self", Arg::Tensor(base_t.clone())),
+                    ("other", Arg::Tensor(new_rows)),
+                ],
+                base_meta.clone(),
+                &loc,
+            );
+        }
+        let in_place = base(&node.target).ends_with('_');
+        let selected = if in_place {
+            format!("{stem}__dd_put")
+        } else {
+            out.clone()
+        };
+        self.emit(
+            selected.clone(),
+            "aten.where.self",
+            vec![
+                ("condition", Arg::Tensor(mask_b)),
+                ("self", Arg::Tensor(new_rows)),
+                ("other", Arg::Tensor(base_t.clone())),
+            ],
+            base_meta.clone(),
+            &loc,
+        );
+        if in_place {
+            // `base[mask] = values` writes into base: so does the copy.
+            self.emit(
+                out,
+                "aten.copy_.default",
+                vec![
+                    ("self", Arg::Tensor(base_t)),
+                    ("src", Arg::Tensor(selected)),
+                ],
+                base_meta,
+                &loc,
+            );
+        }
         Ok(())
     }
 
@@ -580,11 +778,12 @@ impl Rewrite<'_> {
         };
         let whole = first.is_some_and(|p| {
             let split = &self.splits[p.split];
-            parts.len() == split.sizes.len()
+            split.mask.is_none()
+                && parts.len() == split.sizes.len()
                 && parts.iter().enumerate().all(|(k, t)| {
-                    self.pieces
-                        .get(t)
-                        .is_some_and(|q| q.split == p.split && q.index == k && q.dim == p.dim)
+                    self.pieces.get(t).is_some_and(|q| {
+                        q.split == p.split && q.index == k && q.dim == p.dim && q.scale == 1
+                    })
                 })
                 && p.dim as i64 == dim
         });
@@ -814,6 +1013,15 @@ impl Rewrite<'_> {
             source_location: loc.clone(),
         });
         name
+    }
+}
+
+/// The one index tensor of `x[mask]` / `index_put(base, [mask], ...)`.
+fn mask_of(node: &Node) -> Option<String> {
+    match arg(node, "indices") {
+        Some(Arg::OptionalTensors(v)) if v.len() == 1 => v[0].clone(),
+        Some(Arg::Tensors(v)) if v.len() == 1 => Some(v[0].clone()),
+        _ => None,
     }
 }
 
