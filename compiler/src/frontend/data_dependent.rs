@@ -963,7 +963,12 @@ impl Rewrite<'_> {
         };
         let out = out.to_string();
         let meta = self.meta(&out)?.clone();
-        if !meta.shape.contains(&DATA_DEPENDENT) || !ELEMENTWISE.contains(&base(&node.target)) {
+        // (`type_as` takes only its other operand's dtype: its shape is its input's.)
+        let op = base(&node.target);
+        if !meta.shape.contains(&DATA_DEPENDENT)
+            || !ELEMENTWISE.contains(&op)
+            || op == "aten.type_as"
+        {
             return Ok(());
         }
         let mut shape = vec![1i64; meta.shape.len()];
