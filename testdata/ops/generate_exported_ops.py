@@ -101,6 +101,18 @@ def masked_accumulate(x, mask, w):
     return x.clone().index_put_((mask,), h, accumulate=True)
 
 
+def axial_positions(a, b, pos):
+    """Reformer's axial position embeddings: two tables cut to the rows the largest
+    position needs (an end read with `.item()`), side by side, merged with the next dim,
+    then read at the positions."""
+    m = pos.max().item()
+    torch._check(m >= 0)
+    torch._check(m < a.shape[1] * a.shape[2])
+    end = (m + a.shape[2]) // a.shape[2]
+    table = torch.cat([a[:, :end], b[:, :end]], -1).reshape(a.shape[0], -1, a.shape[3] + b.shape[3])
+    return torch.stack([table[i].index_select(0, pos[i]) for i in range(a.shape[0])])
+
+
 def per_expert_sum(x, logits):
     """A reduction over a piece whose size depends on the values: refused at its node."""
     top = logits.argmax(-1)
@@ -484,6 +496,9 @@ CASES = [
     ("aten.index.Tensor", "row_mask_accumulate_f32", "f32", masked_accumulate,
      lambda: [randn((5, 2, 4)), torch.tensor([False, True, False, True, True]), randn((4, 4))],
      "x[mask] merged with the next dim and back, index_put_ with accumulate"),
+    ("aten.slice.Tensor", "item_end_prefix_f32", "f32", axial_positions,
+     lambda: [randn((2, 6, 4, 3)), randn((2, 6, 4, 5)), torch.tensor([[0, 3, 9, 2], [5, 1, 7, 4]])],
+     "Reformer: x[:, :end] by an end read with .item(), side by side, merged, index_select"),
 ]
 
 # Programs tpuc refuses, with the node it names (compiler/tests: bad_input.rs).

@@ -25,6 +25,14 @@
 //! same kind of piece: the adapter runs on every row, and `index_put(base, [mask],
 //! values)` (`base[mask] = values`) becomes `where(mask, values, base)`.
 //!
+//! A prefix `x[:, :end]` whose end is read with `.item()` (Reformer's axial position
+//! embeddings, cut to the largest position) is a piece too, standing for all of `x`:
+//! it may be concatenated with prefixes of the same end along another dimension, and
+//! read by `index_select`/`embedding` along its dimension, whose result is static: the
+//! rows read are the same in the prefix and in `x` (PyTorch raises for a position at or
+//! beyond the end; the program reads `x` there: the assertion is dropped with the
+//! others).
+//!
 //! Between the split and the concatenation a piece may pass through ops that work row
 //! by row along the split dimension: elementwise ops whose other operands do not vary
 //! along it, `mm`/`addmm`/`linear`/`matmul` with the piece on the left, and views that
@@ -68,6 +76,8 @@ struct Split {
     sizes: Vec<Size>,
     /// `x[mask]`: the boolean mask over the first dimension that selected the rows.
     mask: Option<String>,
+    /// `x[:, :end]`: the data-dependent end (a named size) of a prefix slice.
+    prefix: Option<String>,
     /// The size of the split dimension (the bound of every piece).
     full: i64,
 }
@@ -289,10 +299,17 @@ impl Rewrite<'_> {
             ) {
                 return self.masked_put(node);
             }
+            if self.reads_prefix_rows(&node)? {
+                self.nodes.push(node);
+                return Ok(());
+            }
             return self.row_wise(node);
         }
         if matches!(base(target), "aten.index" | "aten._unsafe_index") && self.is_row_mask(&node)? {
             return self.masked_rows(node);
+        }
+        if let Some(end) = self.prefix_end(&node)? {
+            return self.prefix_slice(node, end);
         }
         if let Some((name, _)) = node.args.iter().find(|(_, a)| is_symbolic(a)) {
             return Err(refuse(
@@ -370,6 +387,7 @@ impl Rewrite<'_> {
             node: node.name.clone(),
             sizes: piece_sizes,
             mask: None,
+            prefix: None,
             full: shape[dim],
         });
         for (index, out) in outputs.into_iter().enumerate() {
@@ -420,7 +438,17 @@ impl Rewrite<'_> {
                 _ => None,
             })
             .collect();
-        if pieces.len() != node.input_names().len()
+        let listed_ok = base(&node.target) == "aten.cat";
+        let pieces: Vec<(String, Piece)> = if listed_ok {
+            node.input_names()
+                .iter()
+                .filter_map(|t| self.pieces.get(*t).map(|p| ("tensors".to_string(), *p)))
+                .collect()
+        } else {
+            pieces
+        };
+        if !listed_ok
+            && pieces.len() != node.input_names().len()
             && node.input_names().iter().any(|t| {
                 self.pieces.contains_key(*t)
                     && !node
@@ -484,6 +512,24 @@ impl Rewrite<'_> {
                 }
             }
             piece.dim
+        } else if op == "aten.cat" {
+            // Pieces of one source side by side (checked by `cat`).
+            piece.dim
+        } else if matches!(op.as_str(), "aten.select" | "aten.select_copy") {
+            let in_rank = self.meta(&pieces_name(&node, "self"))?.shape.len() as i64;
+            let j = match arg(&node, "dim") {
+                Some(Arg::Int(d)) if *d < 0 => d + in_rank,
+                Some(Arg::Int(d)) => *d,
+                _ => -1,
+            };
+            if first_arg != "self" || j < 0 || j == piece.dim as i64 {
+                return Err(not_row_wise("selects along that dimension"));
+            }
+            if (j as usize) < piece.dim {
+                piece.dim - 1
+            } else {
+                piece.dim
+            }
         } else {
             let left = match op.as_str() {
                 "aten.mm" => "self",
@@ -615,6 +661,122 @@ impl Rewrite<'_> {
         Ok(())
     }
 
+    /// `x[.., :end]` from the start of one dimension, `end` a size read with `.item()`:
+    /// that size's name.
+    fn prefix_end(&self, node: &Node) -> Result<Option<String>> {
+        if !matches!(base(&node.target), "aten.slice" | "aten.slice_copy") {
+            return Ok(None);
+        }
+        let (Some(Arg::SymInt(SymInt::Unbacked(end))), Some(Arg::Tensor(x))) =
+            (arg(node, "end"), arg(node, "self"))
+        else {
+            return Ok(None);
+        };
+        let from_start = matches!(arg(node, "start"), None | Some(Arg::None | Arg::Int(0)));
+        let unit_step = matches!(arg(node, "step"), None | Some(Arg::None | Arg::Int(1)));
+        if !from_start
+            || !unit_step
+            || self.pieces.contains_key(x)
+            || self.meta(x)?.shape.contains(&DATA_DEPENDENT)
+        {
+            return Ok(None);
+        }
+        Ok(Some(end.clone()))
+    }
+
+    /// A prefix slice: a piece standing for all of its input (prefixes with the same
+    /// end and bound are one source, so they combine).
+    fn prefix_slice(&mut self, node: Node, end: String) -> Result<()> {
+        let Some(Arg::Tensor(x)) = arg(&node, "self") else {
+            return Err(refuse(&node, "no input tensor".into()));
+        };
+        let x = x.clone();
+        let meta = self.meta(&x)?.clone();
+        let rank = meta.shape.len() as i64;
+        let dim = match arg(&node, "dim") {
+            Some(Arg::Int(d)) if *d < 0 => d + rank,
+            Some(Arg::Int(d)) => *d,
+            _ => 0,
+        };
+        if !(0..rank).contains(&dim) {
+            return Err(refuse(
+                &node,
+                "slices a dimension the tensor has not".into(),
+            ));
+        }
+        let dim = dim as usize;
+        let full = meta.shape[dim];
+        let split = match self
+            .splits
+            .iter()
+            .position(|s| s.prefix.as_deref() == Some(end.as_str()) && s.full == full)
+        {
+            Some(i) => i,
+            None => {
+                self.splits.push(Split {
+                    node: node.name.clone(),
+                    sizes: Vec::new(),
+                    mask: None,
+                    prefix: Some(end),
+                    full,
+                });
+                self.splits.len() - 1
+            }
+        };
+        let out = node.output_names()[0].to_string();
+        self.pieces.insert(
+            out.clone(),
+            Piece {
+                split,
+                index: 0,
+                dim,
+                scale: 1,
+            },
+        );
+        self.emit(
+            out,
+            "aten.alias.default",
+            vec![("self", Arg::Tensor(x))],
+            meta,
+            &node.source_location,
+        );
+        Ok(())
+    }
+
+    /// `index_select`/`embedding` of rows of a prefix along its dimension: the rows are
+    /// the same in the prefix and in the whole tensor, and the result is static.
+    fn reads_prefix_rows(&self, node: &Node) -> Result<bool> {
+        let (table, dim) = match base(&node.target) {
+            "aten.index_select" => match (arg(node, "self"), arg(node, "dim")) {
+                (Some(Arg::Tensor(t)), Some(Arg::Int(d))) => (t, *d),
+                _ => return Ok(false),
+            },
+            "aten.embedding" => match arg(node, "weight") {
+                Some(Arg::Tensor(t)) => (t, 0),
+                _ => return Ok(false),
+            },
+            _ => return Ok(false),
+        };
+        let Some(piece) = self.pieces.get(table) else {
+            return Ok(false);
+        };
+        let rank = self.meta(table)?.shape.len() as i64;
+        let dim = if dim < 0 { dim + rank } else { dim };
+        let others_plain = node
+            .input_names()
+            .iter()
+            .all(|t| *t == table.as_str() || !self.pieces.contains_key(*t));
+        let outs = node.output_names();
+        let static_result = match outs.as_slice() {
+            [out] => !self.meta(out)?.shape.contains(&DATA_DEPENDENT),
+            _ => false,
+        };
+        Ok(self.splits[piece.split].prefix.is_some()
+            && dim == piece.dim as i64
+            && others_plain
+            && static_result)
+    }
+
     /// `x[mask]`: one boolean mask over `x`'s first dimension, the result's first
     /// dimension the count of its true elements.
     fn is_row_mask(&self, node: &Node) -> Result<bool> {
@@ -646,6 +808,7 @@ impl Rewrite<'_> {
             node: node.name.clone(),
             sizes: Vec::new(),
             mask: Some(mask),
+            prefix: None,
             full: meta.shape[0],
         });
         self.pieces.insert(
@@ -776,6 +939,21 @@ impl Rewrite<'_> {
             Some(Arg::Int(d)) => *d,
             _ => 0,
         };
+        // Pieces of one source side by side along another dimension: row by row.
+        let side_by_side = first.is_some_and(|p| {
+            p.dim as i64 != dim
+                && parts.iter().all(|t| {
+                    self.pieces.get(t).is_some_and(|q| {
+                        q.split == p.split
+                            && q.index == p.index
+                            && q.dim == p.dim
+                            && q.scale == p.scale
+                    })
+                })
+        });
+        if side_by_side {
+            return self.row_wise(node);
+        }
         let whole = first.is_some_and(|p| {
             let split = &self.splits[p.split];
             split.mask.is_none()
