@@ -47,7 +47,7 @@ pub enum FrontendError {
     UnsupportedDtype { tensor: String, dtype: String },
     #[error("the program writes tensors the caller keeps: {writes}. tpuc keeps buffers as state between calls (a KV cache, a counter); writes into parameters and user inputs are not supported, and dropping them would give wrong results from the second call on")]
     StateMutation { writes: String },
-    #[error("tensor `{tensor}` has a symbolic (dynamic) size `{size}`; tpuc compiles static shapes for now (export without dynamic_shapes)")]
+    #[error("{tensor}: the symbolic size `{size}` is not determined by the program's input sizes; hint: tpuc compiles sizes given by the inputs (export with dynamic_shapes naming them) and, for sizes read from tensor values, the patterns frontend::data_dependent rewrites")]
     DynamicShape { tensor: String, size: String },
     #[error("{what}: cannot evaluate the size `{expr}`: {message}")]
     SizeExpression {

@@ -342,7 +342,7 @@ fn tensor_meta_unbacked(
     let mut unbacked = Vec::new();
     let mut shape = Vec::new();
     for (i, s) in as_array(get(v, "sizes", &ctx)?, &ctx)?.iter().enumerate() {
-        shape.push(match sym_int(s, &ctx, name, sizes)? {
+        shape.push(match sym_int(s, &ctx, &ctx, sizes)? {
             SymInt::Int(v) => v,
             SymInt::Unbacked(expr) => {
                 unbacked.push((i, expr));
