@@ -72,7 +72,9 @@ pub struct CompileArgs {
     /// Sharding strategies, comma-separated: data-parallel (the batch dimension of
     /// every input on the mesh axis `dp`), fsdp (every parameter split on the mesh axis
     /// `fsdp`, gathered where used), megatron (tensor parallel on `tp`: Linear pairs
-    /// column- then row-parallel, embeddings vocabulary-parallel).
+    /// column- then row-parallel, embeddings vocabulary-parallel), expert (expert
+    /// parallel on `ep`: the expert dimension of mixture-of-experts layers' fused expert
+    /// weights split, each device holding its share of the experts).
     #[arg(long, value_name = "STRATEGIES", value_delimiter = ',')]
     shard: Vec<String>,
     /// Shardings for weights by state-dict name, applied after --shard: one

@@ -111,17 +111,22 @@ pub enum ShardPreset {
     /// row-parallel, embeddings vocabulary-parallel (decided in the program by
     /// `stablehlo-propagate-sharding`).
     Megatron,
+    /// Expert parallelism on the mesh axis `ep`: the expert dimension (the first) of a
+    /// mixture-of-experts layer's fused expert weights (`*.experts.gate_up_proj`,
+    /// `*.experts.down_proj`, their biases) split, so each device holds its experts.
+    Expert,
 }
 
 impl ShardPreset {
-    /// `data-parallel`, `fsdp`, `megatron`.
+    /// `data-parallel`, `fsdp`, `megatron`, `expert`.
     pub fn parse(s: &str) -> Result<ShardPreset, String> {
         match s {
             "data-parallel" => Ok(ShardPreset::DataParallel),
             "fsdp" => Ok(ShardPreset::Fsdp),
             "megatron" => Ok(ShardPreset::Megatron),
+            "expert" => Ok(ShardPreset::Expert),
             other => Err(format!(
-                "unknown --shard strategy `{other}` (known: data-parallel, fsdp, megatron)"
+                "unknown --shard strategy `{other}` (known: data-parallel, fsdp, megatron, expert)"
             )),
         }
     }

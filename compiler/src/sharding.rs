@@ -45,6 +45,7 @@ pub fn seeds(
             }
             // Decided on the lowered program (stablehlo-propagate-sharding).
             ShardPreset::Megatron => {}
+            ShardPreset::Expert => expert_seeds(graph, request, &mut out)?,
             ShardPreset::Fsdp => {
                 let k = request.mesh.axis_size("fsdp").map_err(|_| {
                     CompileError::Sharding(format!(
@@ -73,6 +74,85 @@ pub fn seeds(
     }
     apply_rules(graph, request, &mut out)?;
     Ok(out)
+}
+
+/// The expert-parallel preset: the first dimension of every fused expert weight (a
+/// parameter `<module>.experts.<tensor>`, as transformers 5 stores a mixture-of-experts
+/// layer's experts: `gate_up_proj [E, 2I, H]`, `down_proj [E, H, I]`, biases `[E, ..]`)
+/// split on the mesh axis `ep`. The expert count must be the same for every tensor of
+/// one module and divisible by `ep`. Experts kept as separate `nn.Linear` weights
+/// (`experts.0.w1.weight`) are whole tensors, which a split of dimensions cannot place:
+/// refused with that said.
+fn expert_seeds(
+    graph: &Graph,
+    request: &ShardingRequest,
+    out: &mut [Option<TensorSharding>],
+) -> Result<(), CompileError> {
+    let ep = request.mesh.axis_size("ep").map_err(|_| {
+        CompileError::Sharding(format!(
+            "--shard expert splits experts on a mesh axis named `ep`; the mesh `{}` has none",
+            request.mesh
+        ))
+    })?;
+    let mut fused = 0;
+    let mut listed = Vec::new();
+    let mut counts: std::collections::BTreeMap<String, (i64, String)> = Default::default();
+    for (i, spec) in graph.inputs.iter().enumerate() {
+        if spec.kind != InputKind::Parameter {
+            continue;
+        }
+        let Some(name) = spec.target.as_deref() else {
+            continue;
+        };
+        let Some((module, rest)) = name.rsplit_once(".experts.") else {
+            continue;
+        };
+        if rest.contains('.') {
+            listed.push(name.to_string());
+            continue;
+        }
+        let shape = &graph.tensors[&spec.name].shape;
+        let Some(&experts) = shape.first().filter(|_| shape.len() >= 2) else {
+            continue;
+        };
+        if let Some((e, other)) = counts.get(module) {
+            if *e != experts {
+                return Err(CompileError::Sharding(format!(
+                    "--shard expert: `{name}` has {experts} experts (its first dimension, shape {shape:?}) but `{other}` of the same layer has {e}"
+                )));
+            }
+        } else {
+            counts.insert(module.to_string(), (experts, name.to_string()));
+        }
+        if experts % ep != 0 {
+            return Err(CompileError::Sharding(format!(
+                "--shard expert: `{name}` has {experts} experts (shape {shape:?}), which the mesh axis ep={ep} does not divide; use an ep that divides {experts}"
+            )));
+        }
+        let mut s = out[i]
+            .take()
+            .unwrap_or_else(|| TensorSharding::replicated(shape.len()));
+        if s.dims[0].is_empty() {
+            s.dims[0] = vec!["ep".to_string()];
+        }
+        out[i] = Some(s);
+        fused += 1;
+    }
+    if fused == 0 {
+        let why = if listed.is_empty() {
+            "no parameter is a fused expert weight (`<layer>.experts.<tensor>` whose first dimension counts the experts, as transformers 5 stores mixture-of-experts layers)".to_string()
+        } else {
+            format!(
+                "its experts are separate weights ({} such as `{}`), whole tensors a split of dimensions cannot place; export with transformers' fused experts",
+                listed.len(),
+                listed[0]
+            )
+        };
+        return Err(CompileError::Sharding(format!(
+            "--shard expert splits the experts of mixture-of-experts layers, but {why}"
+        )));
+    }
+    Ok(())
 }
 
 /// With the megatron preset: its mesh axis (`tp`) and which `@main` arguments are

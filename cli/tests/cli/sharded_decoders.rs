@@ -2,7 +2,8 @@
 //! four sharding strategies of the sharding issue, in both formats, run on 4 CPU
 //! devices and compared with PyTorch's eager outputs at the tolerances of the unsharded
 //! run: `dp=2 data-parallel`, `tp=2 megatron`, `dp=2,tp=2 data-parallel,megatron`,
-//! `fsdp=4 fsdp`.
+//! `fsdp=4 fsdp`; and the mixture-of-experts decoders under expert parallelism
+//! (`ep=2`, `ep=2,tp=2` with megatron, `ep=4`).
 //!
 //! Each artifact is also checked against XLA's own account of it: the argument bytes
 //! of the compiled per-device program (`PJRT_Executable_GetCompiledMemoryStats`) are
@@ -89,9 +90,44 @@ fn check_only_all_reduces(session: &tpuc_runtime::Session, what: &str) -> Vec<St
     }
 }
 
+/// The mixture-of-experts decoders of the corpus (family `moe`).
+fn moe_decoders() -> Vec<String> {
+    let (models, _) =
+        tpuc_cli::coverage::read_model_index(&repo().join("testdata/coverage/models")).unwrap();
+    let names: Vec<String> = models
+        .into_iter()
+        .filter(|(_, family)| family == "moe")
+        .map(|(name, _)| name)
+        .collect();
+    assert!(names.len() >= 3, "{names:?}");
+    names
+}
+
+/// Expert parallelism, alone and with tensor parallelism, on 4 devices.
+fn expert_strategies() -> Vec<(&'static str, Vec<ShardPreset>)> {
+    vec![
+        ("ep=2", vec![ShardPreset::Expert]),
+        (
+            "ep=2,tp=2",
+            vec![ShardPreset::Expert, ShardPreset::Megatron],
+        ),
+        ("ep=4", vec![ShardPreset::Expert]),
+    ]
+}
+
 /// Compiles, runs and checks every decoder under every strategy in `format`; returns
 /// one line per failure.
 fn check_format(format: ShardingFormat) -> Vec<String> {
+    check_models(&decoders(), &strategies(), format)
+}
+
+/// Compiles, runs and checks `models` under `strategies` in `format`; returns one line
+/// per failure.
+fn check_models(
+    models: &[String],
+    strategies: &[(&'static str, Vec<ShardPreset>)],
+    format: ShardingFormat,
+) -> Vec<String> {
     let plugin = tpuc_runtime::discover::find_plugin(None).expect("CPU plugin (make setup)");
     let plugin = tpuc_runtime::Plugin::load(&plugin).unwrap();
     let client = plugin
@@ -104,18 +140,19 @@ fn check_format(format: ShardingFormat) -> Vec<String> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();
-    for name in decoders() {
-        let model_dir = repo().join("testdata/coverage/models").join(&name);
+    for name in models {
+        let model_dir = repo().join("testdata/coverage/models").join(name);
         let inputs = read_all(&model_dir.join("inputs"));
         let expected = read_all(&model_dir.join("expected"));
-        for (mesh_text, presets) in strategies() {
+        for (mesh_text, presets) in strategies {
+            let mesh_text = *mesh_text;
             let what = format!("{name} --mesh {mesh_text} {presets:?} {format:?}");
             let mesh = Mesh::parse(mesh_text).unwrap();
             let art = dir.join(format!(
                 "{name}-{}.tpuc",
                 mesh_text.replace([',', '='], "_")
             ));
-            let options = sharded_options(&mesh, &presets, format);
+            let options = sharded_options(&mesh, presets, format);
             if let Err(e) = tpuc_compiler::compile(&model_dir.join("core.pt2"), &art, &options) {
                 failures.push(format!("{what}: compile: {e}"));
                 continue;
@@ -146,7 +183,7 @@ fn check_format(format: ShardingFormat) -> Vec<String> {
                 }
                 Err(e) => failures.push(format!("{what}: run: {e}")),
             }
-            failures.extend(check_shares(&session, &mesh, &presets, &what));
+            failures.extend(check_shares(&session, &mesh, presets, &what));
             if mesh_text == "tp=2" && !MEGATRON_GAPS.contains(&name.as_str()) {
                 failures.extend(check_only_all_reduces(&session, &what));
             }
@@ -219,7 +256,46 @@ fn check_shares(
     if presets.contains(&ShardPreset::Fsdp) && split_on("fsdp", &params).is_empty() {
         failures.push(format!("{what}: no parameter split on fsdp"));
     }
+    if presets.contains(&ShardPreset::Expert) {
+        // Every fused expert weight holds 1/ep of its experts per device.
+        let ep = mesh.axis_size("ep").unwrap();
+        let experts: Vec<_> = manifest
+            .arguments
+            .iter()
+            .filter(|a| {
+                a.kind == ArgumentKind::Parameter
+                    && a.weight.as_deref().is_some_and(|w| w.contains(".experts."))
+            })
+            .collect();
+        if experts.is_empty() {
+            failures.push(format!("{what}: no expert weights in the manifest"));
+        }
+        for a in experts {
+            let shard = a
+                .sharding
+                .as_ref()
+                .and_then(|s| s.shard_shape(mesh, &a.shape).ok());
+            if shard.as_ref().map(|s| s[0]) != Some(a.shape[0] / ep) {
+                failures.push(format!(
+                    "{what}: `{}` {:?}: per-device shard {shard:?}, not 1/{ep} of its experts",
+                    a.name, a.shape
+                ));
+            }
+        }
+    }
     failures
+}
+
+/// Expert parallelism (`--shard expert`, alone and with megatron) on the corpus's
+/// mixture-of-experts decoders matches PyTorch in both formats, each expert weight
+/// split by the `ep` factor per device.
+#[test]
+fn moe_decoders_match_pytorch_expert_parallel() {
+    let mut failures = Vec::new();
+    for format in [ShardingFormat::Shardy, ShardingFormat::Gspmd] {
+        failures.extend(check_models(&moe_decoders(), &expert_strategies(), format));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

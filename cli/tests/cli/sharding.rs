@@ -187,6 +187,15 @@ fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
             "named twice",
         ),
         (vec!["--shard", "data-parallel"], "need --mesh"),
+        (
+            vec!["--mesh", "tp=2", "--shard", "expert"],
+            "a mesh axis named `ep`",
+        ),
+        // A model without experts: what was looked for is named.
+        (
+            vec!["--mesh", "ep=2", "--shard", "expert"],
+            "no parameter is a fused expert weight (`<layer>.experts.<tensor>`",
+        ),
     ] {
         let mut all = vec!["compile", m, "-o", o];
         all.extend(args);
@@ -194,6 +203,23 @@ fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
         assert!(!ok && err.contains(wanted), "{all:?}: {err}");
         assert!(!out.exists());
     }
+    // An expert count the axis does not divide (4 experts, ep=8).
+    let mixtral = repo().join("testdata/coverage/models/mixtral/core.pt2");
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        mixtral.to_str().unwrap(),
+        "-o",
+        o,
+        "--mesh",
+        "ep=8",
+        "--shard",
+        "expert",
+    ]);
+    assert!(
+        !ok && err.contains("has 4 experts") && err.contains("ep=8 does not divide"),
+        "{err}"
+    );
+    assert!(!out.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -51,10 +51,12 @@ use tpuc_artifact::DType;
 use super::error::{FrontendError, Result};
 use super::graph::{Arg, Graph, Node, NodeOutput, SymInt, TensorMeta, DATA_DEPENDENT};
 
-const HINT: &str = "tpuc compiles sizes that depend on tensor values only where pieces of \
-`split_with_sizes` by counts reach a `cat` of all of them through row-wise ops \
-(mixture-of-experts dispatch); compute on fixed sizes with masking instead, or export \
-with sizes that do not depend on values";
+const HINT: &str = "tpuc compiles sizes that depend on tensor values where it can compute \
+them exactly on the bound: pieces of `split_with_sizes` by counts that reach a `cat` of all \
+of them through row-wise ops (mixture-of-experts dispatch), rows `x[mask]` written back \
+with `index_put(.., [mask], ..)`, and prefixes `x[:, :end]` read with `index_select`; \
+compute on fixed sizes with masking instead, or export with sizes that do not depend on \
+values";
 
 /// The piece of a data-dependent split that a tensor stands for.
 #[derive(Clone, Copy, Debug, PartialEq)]
