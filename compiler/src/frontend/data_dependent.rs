@@ -334,7 +334,7 @@ impl Rewrite<'_> {
 
     /// A split by data-dependent sizes: each piece becomes an alias of the whole input.
     fn split(&mut self, node: Node) -> Result<()> {
-        let arg = |name: &str| node.args.iter().find(|(n, _)| n == name).map(|(_, a)| a);
+        let arg = |name: &str| arg(&node, name);
         let Some(Arg::Tensor(input)) = arg("self") else {
             return Err(refuse(&node, "no input tensor".into()));
         };
@@ -392,31 +392,15 @@ impl Rewrite<'_> {
             prefix: None,
             full: shape[dim],
         });
+        let meta = self.meta(input)?.clone();
         for (index, out) in outputs.into_iter().enumerate() {
-            let dtype = self.meta(input)?.dtype;
-            self.tensors.insert(
-                out.clone(),
-                TensorMeta {
-                    dtype,
-                    shape: shape.clone(),
-                },
-            );
-            self.pieces.insert(
-                out.clone(),
-                Piece {
-                    split,
-                    index,
-                    dim,
-                    scale: 1,
-                },
-            );
-            self.nodes.push(Node {
-                name: out.clone(),
-                target: "aten.alias.default".into(),
-                args: vec![("self".into(), Arg::Tensor(input.clone()))],
-                outputs: vec![NodeOutput::Tensor(out)],
-                source_location: node.source_location.clone(),
-            });
+            let piece = Piece {
+                split,
+                index,
+                dim,
+                scale: 1,
+            };
+            self.stand_in(out, input, &meta, piece, &node.source_location);
         }
         Ok(())
     }
@@ -432,37 +416,29 @@ impl Rewrite<'_> {
             ));
         };
         let out_meta = self.meta(out)?.clone();
-        let pieces: Vec<(String, Piece)> = node
-            .args
-            .iter()
-            .filter_map(|(n, a)| match a {
-                Arg::Tensor(t) => self.pieces.get(t).map(|p| (n.clone(), *p)),
-                _ => None,
-            })
-            .collect();
-        let listed_ok = base(&node.target) == "aten.cat";
-        let pieces: Vec<(String, Piece)> = if listed_ok {
-            node.input_names()
-                .iter()
-                .filter_map(|t| self.pieces.get(*t).map(|p| ("tensors".to_string(), *p)))
-                .collect()
-        } else {
-            pieces
-        };
-        if !listed_ok
-            && pieces.len() != node.input_names().len()
-            && node.input_names().iter().any(|t| {
-                self.pieces.contains_key(*t)
-                    && !node
-                        .args
-                        .iter()
-                        .any(|(_, a)| matches!(a, Arg::Tensor(x) if x == t))
-            })
-        {
-            return Err(refuse(
-                &node,
-                "reads a piece whose size depends on tensor values inside a tensor list".into(),
-            ));
+        // The pieces it reads, by argument; only `cat` takes them in a tensor list.
+        let is_cat = base(&node.target) == "aten.cat";
+        let mut pieces: Vec<(String, Piece)> = Vec::new();
+        for (n, a) in &node.args {
+            let (listed, names): (bool, Vec<&String>) = match a {
+                Arg::Tensor(t) => (false, vec![t]),
+                Arg::Tensors(ts) => (true, ts.iter().collect()),
+                Arg::OptionalTensors(ts) => (true, ts.iter().flatten().collect()),
+                _ => continue,
+            };
+            for t in names {
+                let Some(p) = self.pieces.get(t) else {
+                    continue;
+                };
+                if listed && !is_cat {
+                    return Err(refuse(
+                        &node,
+                        "reads a piece whose size depends on tensor values inside a tensor list"
+                            .into(),
+                    ));
+                }
+                pieces.push((n.clone(), *p));
+            }
         }
         let (first_arg, piece) = pieces[0].clone();
         if pieces
@@ -726,22 +702,13 @@ impl Rewrite<'_> {
             }
         };
         let out = node.output_names()[0].to_string();
-        self.pieces.insert(
-            out.clone(),
-            Piece {
-                split,
-                index: 0,
-                dim,
-                scale: 1,
-            },
-        );
-        self.emit(
-            out,
-            "aten.alias.default",
-            vec![("self", Arg::Tensor(x))],
-            meta,
-            &node.source_location,
-        );
+        let piece = Piece {
+            split,
+            index: 0,
+            dim,
+            scale: 1,
+        };
+        self.stand_in(out, &x, &meta, piece, &node.source_location);
         Ok(())
     }
 
@@ -813,22 +780,13 @@ impl Rewrite<'_> {
             prefix: None,
             full: meta.shape[0],
         });
-        self.pieces.insert(
-            out.clone(),
-            Piece {
-                split,
-                index: 0,
-                dim: 0,
-                scale: 1,
-            },
-        );
-        self.emit(
-            out,
-            "aten.alias.default",
-            vec![("self", Arg::Tensor(x))],
-            meta,
-            &node.source_location,
-        );
+        let piece = Piece {
+            split,
+            index: 0,
+            dim: 0,
+            scale: 1,
+        };
+        self.stand_in(out, &x, &meta, piece, &node.source_location);
         Ok(())
     }
 
@@ -1178,6 +1136,26 @@ impl Rewrite<'_> {
             );
         }
         Ok(())
+    }
+
+    /// `out`, a piece whose size depends on tensor values, stands for all of `input`
+    /// (`meta`): an alias of it, carrying `piece`.
+    fn stand_in(
+        &mut self,
+        out: String,
+        input: &str,
+        meta: &TensorMeta,
+        piece: Piece,
+        loc: &Option<(String, u32)>,
+    ) {
+        self.pieces.insert(out.clone(), piece);
+        self.emit(
+            out,
+            "aten.alias.default",
+            vec![("self", Arg::Tensor(input.to_string()))],
+            meta.clone(),
+            loc,
+        );
     }
 
     /// Appends a node of one result (`name`) with its metadata; returns the name.
