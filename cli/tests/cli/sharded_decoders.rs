@@ -21,17 +21,22 @@ use tpuc_runtime::sharding::Mesh;
 
 use crate::common::{read_all, repo, sharded_options};
 
-/// The coverage models of families `decoder` and `moe`, from the corpus index.
-fn decoders() -> Vec<String> {
+/// The coverage models of `families`, from the corpus index (at least `min` of them).
+fn corpus_models(families: &[&str], min: usize) -> Vec<String> {
     let (models, _) =
         tpuc_cli::coverage::read_model_index(&repo().join("testdata/coverage/models")).unwrap();
     let names: Vec<String> = models
         .into_iter()
-        .filter(|(_, family)| family == "decoder" || family == "moe")
+        .filter(|(_, family)| families.contains(&family.as_str()))
         .map(|(name, _)| name)
         .collect();
-    assert!(names.len() >= 15, "{names:?}");
+    assert!(names.len() >= min, "{names:?}");
     names
+}
+
+/// The coverage models of families `decoder` and `moe`.
+fn decoders() -> Vec<String> {
+    corpus_models(&["decoder", "moe"], 15)
 }
 
 /// The strategies, as (mesh, presets).
@@ -92,15 +97,7 @@ fn check_only_all_reduces(session: &tpuc_runtime::Session, what: &str) -> Vec<St
 
 /// The mixture-of-experts decoders of the corpus (family `moe`).
 fn moe_decoders() -> Vec<String> {
-    let (models, _) =
-        tpuc_cli::coverage::read_model_index(&repo().join("testdata/coverage/models")).unwrap();
-    let names: Vec<String> = models
-        .into_iter()
-        .filter(|(_, family)| family == "moe")
-        .map(|(name, _)| name)
-        .collect();
-    assert!(names.len() >= 3, "{names:?}");
-    names
+    corpus_models(&["moe"], 3)
 }
 
 /// Expert parallelism, alone and with tensor parallelism, on 4 devices.
