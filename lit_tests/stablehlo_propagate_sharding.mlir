@@ -9,6 +9,7 @@
 // RUN: tpuc opt %S/Inputs/sharding_more_rules.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=MORE
 // RUN: tpuc opt %S/Inputs/sharding_none.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=NONE
 // RUN: tpuc opt %S/Inputs/sharding_megatron.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=MEGATRON
+// RUN: tpuc opt %S/Inputs/sharding_state.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=STATE
 // RUN: not tpuc opt %S/Inputs/sharding_bad.mlir --pass-pipeline=stablehlo-propagate-sharding 2>&1 | FileCheck %s --check-prefix=BAD
 
 // x [dp, -] through a Linear (dot_general with a replicated weight, broadcast bias add)
@@ -76,3 +77,12 @@
 
 // A seed the mesh cannot hold: the argument, the dimension and the sizes named.
 // BAD: error: sharding: argument 0: dimension 0 (size 3) cannot be split in 2 equal parts over dp
+
+// State (`tpuc.state = RESULT`, a KV cache): an unseeded state argument is split like
+// the first update written into it, seen through a transpose (index_copy along the
+// sequence, a scatter on the transposed cache) or directly (dynamic_update_slice); the
+// keys are [dp, tp, -, -], so both caches are. A seeded state argument keeps its seed,
+// and the result holding each state's next value is declared with the argument's
+// sharding (the last result would otherwise follow the split cache it adds).
+// STATE: arg_attrs = [{mhlo.sharding = "{devices=[2,2,1,1]0,1,2,3}", tpuc.sharding = "[dp, tp, -, -]"}, {mhlo.sharding = "{devices=[2,2,1,1]0,1,2,3}", tpuc.sharding = "[dp, tp, -, -]"}, {mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -, -, -]"}
+// STATE-SAME: res_attrs = [{{.*}}tpuc.sharding = "[dp, tp, -, -]"}, {{.*}}tpuc.sharding = "[dp, tp, -, -]"}, {{.*}}tpuc.sharding = "[dp, tp, -, -]"}, {mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -, -, -]"}]

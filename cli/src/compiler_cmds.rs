@@ -70,11 +70,13 @@ pub struct CompileArgs {
     #[arg(long, value_name = "AXES")]
     mesh: Option<String>,
     /// Sharding strategies, comma-separated: data-parallel (the batch dimension of
-    /// every input on the mesh axis `dp`), fsdp (every parameter split on the mesh axis
-    /// `fsdp`, gathered where used), megatron (tensor parallel on `tp`: Linear pairs
-    /// column- then row-parallel, embeddings vocabulary-parallel), expert (expert
+    /// the inputs on the mesh axis `dp`: the first input's first dimension, and every
+    /// input whose first dimension has that size), fsdp (every parameter split on the
+    /// mesh axis `fsdp`, gathered where used), megatron (tensor parallel on `tp`: Linear
+    /// pairs column- then row-parallel, embeddings vocabulary-parallel), expert (expert
     /// parallel on `ep`: the expert dimension of mixture-of-experts layers' fused expert
-    /// weights split, each device holding its share of the experts).
+    /// weights split, each device holding its share of the experts). A stateful
+    /// program's state (a KV cache) is split like the values written into it.
     #[arg(long, value_name = "STRATEGIES", value_delimiter = ',')]
     shard: Vec<String>,
     /// Shardings for weights by state-dict name, applied after --shard: one

@@ -149,7 +149,7 @@ pub fn generate(args: &GenerateArgs) -> Result<ExitCode, String> {
     let (client, _) = crate::load::open_client(
         args.client.plugin.as_deref(),
         &args.client.client_options,
-        1,
+        crate::load::artifact_devices(&args.artifact),
     )?;
     let session = crate::load::load_session(&args.artifact, &client, args.client.no_cache)?;
     let step = decode_step(&session)?;

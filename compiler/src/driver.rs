@@ -89,7 +89,7 @@ impl ProgramFacts {
                 Emit::Text => Vec::new(),
             },
             sharding: match &options.sharding {
-                Some(request) => Some(sharding::seeds_for(&model.graph, request)?),
+                Some(request) => Some(sharding::seeds_for(&model.graph, request, &state_aliases)?),
                 None => None,
             },
             state_aliases,

@@ -25,22 +25,30 @@ pub fn seeds(
                         request.mesh
                     ))
                 })?;
+                // The batch is the leading dimension of the first user input that has
+                // one (`input_ids`); the user inputs whose leading dimension is that size
+                // are split on `dp`, the others (a decode step's `cache_position [1]`)
+                // are whole on every device. State (a KV cache) is split like the
+                // values written into it (stablehlo-propagate-sharding).
+                let mut batch = None;
                 for (i, spec) in graph.inputs.iter().enumerate() {
                     if spec.kind != InputKind::UserInput {
                         continue;
                     }
                     let shape = &graph.tensors[&spec.name].shape;
-                    match shape.first() {
-                        None => continue,
-                        Some(&batch) if batch % dp != 0 => {
-                            return Err(CompileError::Sharding(format!(
-                                "input `{}` has batch size {batch} (shape {shape:?}), which the mesh axis dp={dp} does not divide; export with a batch size that is a multiple of {dp}",
-                                spec.name
-                            )))
-                        }
-                        Some(_) => {}
+                    let Some(&lead) = shape.first() else {
+                        continue;
+                    };
+                    let b = *batch.get_or_insert(lead);
+                    if b % dp != 0 {
+                        return Err(CompileError::Sharding(format!(
+                            "input `{}` has batch size {b} (shape {shape:?}), which the mesh axis dp={dp} does not divide; export with a batch size that is a multiple of {dp}",
+                            spec.name
+                        )));
                     }
-                    out[i] = Some(TensorSharding::split(shape.len(), 0, &["dp"]));
+                    if lead == b {
+                        out[i] = Some(TensorSharding::split(shape.len(), 0, &["dp"]));
+                    }
                 }
             }
             // Decided on the lowered program (stablehlo-propagate-sharding).
@@ -273,16 +281,19 @@ fn apply_rules(
 }
 
 /// Everything `request` decides for `graph`'s arguments, as `tpuc-seed-sharding`'s
-/// options carry it.
+/// options carry it; `state` pairs each state input with the `@main` result holding
+/// its next value (the propagation splits state like the updates written into it).
 pub fn seeds_for(
     graph: &Graph,
     request: &ShardingRequest,
+    state: &[(usize, usize)],
 ) -> Result<crate::passes::seed_sharding::Seeds, CompileError> {
     Ok(crate::passes::seed_sharding::Seeds {
         mesh: request.mesh.clone(),
         format: request.format,
         args: seeds(graph, request)?,
         megatron: megatron_weights(graph, request)?,
+        state: state.to_vec(),
     })
 }
 

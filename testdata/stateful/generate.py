@@ -54,9 +54,10 @@ class InputMutation(nn.Module):
         return x + 1.0
 
 
-def llama_decode():
-    """One decode step of a tiny Llama with transformers' static KV cache, exported the
-    way transformers' ExecuTorch integration does (called with input_ids, cache_position)."""
+def llama_decode(batch=1):
+    """Decode steps of a tiny Llama with transformers' static KV cache, exported the
+    way transformers' ExecuTorch integration does (called with input_ids, cache_position);
+    `batch` sequences side by side (batch 2 is the data-parallel test's program)."""
     from transformers import GenerationConfig, LlamaForCausalLM
     from transformers.integrations.executorch import convert_and_export_with_cache
 
@@ -66,28 +67,29 @@ def llama_decode():
         use_cache=True,
         cache_implementation="static",
         max_length=16,
-        cache_config={"batch_size": 1, "max_cache_len": 16},
+        cache_config={"batch_size": batch, "max_cache_len": 16},
     )
-    tokens = [3, 17, 42]
+    rows = [[3, 17, 42], [9, 50, 7]][:batch]
     calls = [
         {
-            "input_ids": torch.tensor([[t]], dtype=torch.long),
+            "input_ids": torch.tensor([[r[k]] for r in rows], dtype=torch.long),
             "cache_position": torch.tensor([k], dtype=torch.long),
         }
-        for k, t in enumerate(tokens)
+        for k in range(len(rows[0]))
     ]
     ep = convert_and_export_with_cache(
         model, example_input_ids=calls[0]["input_ids"], example_cache_position=calls[0]["cache_position"]
     )
     # Independent reference for call k: the logits of the last position of a full,
-    # cache-free forward over tokens[: k + 1].
-    full = model(torch.tensor([tokens], dtype=torch.long), use_cache=False).logits
-    reference = [full[:, k : k + 1, :].detach() for k in range(len(tokens))]
+    # cache-free forward over each row's tokens[: k + 1].
+    full = model(torch.tensor(rows, dtype=torch.long), use_cache=False).logits
+    reference = [full[:, k : k + 1, :].detach() for k in range(len(rows[0]))]
+    sequences = "; ".join(f"tokens {', '.join(map(str, r))}" for r in rows)
     notes = (
         "transformers LlamaForCausalLM (hidden 32, 2 layers, 4 heads, 2 kv heads, vocab 128), "
-        "static cache (batch 1, max_cache_len 16), exported with "
+        f"static cache (batch {batch}, max_cache_len 16), exported with "
         "transformers.integrations.executorch.convert_and_export_with_cache; three decode "
-        "calls (tokens 3, 17, 42 at cache positions 0, 1, 2). Expected outputs are the "
+        f"calls ({sequences} at cache positions 0, 1, 2). Expected outputs are the "
         "exported program's (state carried), checked against a cache-free forward over "
         "the same prefix."
     )
@@ -109,6 +111,7 @@ def small(module, make_calls, notes):
 
 PROGRAMS = {
     "llama_decode": llama_decode,
+    "llama_decode_batch2": lambda: llama_decode(batch=2),
     "buffer_counter": small(
         BufferCounter,
         lambda: [{"x": torch.arange(4, dtype=torch.float32) + k} for k in range(3)],

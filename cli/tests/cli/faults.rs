@@ -65,17 +65,6 @@ fn refused_on_every_output(model: &str, args: &[&str], message: &str) {
     assert!(!art.exists());
 }
 
-/// Stateful programs cannot be partitioned yet: `--emit mlir --mesh` used to print a
-/// sharded decode step that the artifact path refuses.
-#[test]
-fn stateful_programs_are_refused_partitioned_on_every_output() {
-    refused_on_every_output(
-        "testdata/decode/llama/core.pt2",
-        &["--mesh", "tp=2", "--shard", "megatron"],
-        "stateful programs cannot be partitioned yet",
-    );
-}
-
 /// Neuron compiles one device's program: refused for --emit mlir too.
 #[test]
 fn neuron_targets_are_refused_partitioned_on_every_output() {

@@ -224,7 +224,11 @@ pub fn attribute(op: MlirOperation, name: &str) -> Option<mlir_sys::MlirAttribut
 
 /// Integer attribute `name` of `op`.
 pub fn i64_attribute(op: MlirOperation, name: &str) -> Option<i64> {
-    let a = attribute(op, name)?;
+    integer_value(attribute(op, name)?)
+}
+
+/// The value of `a` when it is an integer attribute.
+pub fn integer_value(a: mlir_sys::MlirAttribute) -> Option<i64> {
     // SAFETY: guarded by the integer attribute test.
     unsafe { mlir_sys::mlirAttributeIsAInteger(a).then(|| mlir_sys::mlirIntegerAttrGetValueInt(a)) }
 }
@@ -891,5 +895,45 @@ pub fn array_elements(op: MlirOperation, name: &str) -> Vec<mlir_sys::MlirAttrib
         (0..mlir_sys::mlirArrayAttrGetNumElements(a))
             .map(|i| mlir_sys::mlirArrayAttrGetElement(a, i))
             .collect()
+    }
+}
+
+/// Rewrites the array of dictionaries `name` of `func` (`arg_attrs`, `res_attrs`) with
+/// `count` entries: entry `i` becomes `edit(i, its current entries)` (none when the
+/// array is missing or shorter). Entries are named attributes of `func`'s context.
+pub fn edit_attribute_dictionaries(
+    func: MlirOperation,
+    name: &str,
+    count: usize,
+    mut edit: impl FnMut(usize, Vec<mlir_sys::MlirNamedAttribute>) -> Vec<mlir_sys::MlirNamedAttribute>,
+) {
+    let ctx = context(func);
+    let old = array_elements(func, name);
+    let dicts: Vec<mlir_sys::MlirAttribute> = (0..count)
+        .map(|i| {
+            // SAFETY: a dictionary's elements are read within its element count.
+            let entries = match old.get(i) {
+                Some(&d) if unsafe { mlir_sys::mlirAttributeIsADictionary(d) } => unsafe {
+                    (0..mlir_sys::mlirDictionaryAttrGetNumElements(d))
+                        .map(|k| mlir_sys::mlirDictionaryAttrGetElement(d, k))
+                        .collect()
+                },
+                _ => Vec::new(),
+            };
+            dictionary_attribute(ctx, &edit(i, entries))
+        })
+        .collect();
+    // SAFETY: the dictionaries belong to `ctx`; the vector outlives the call.
+    let array = unsafe { mlir_sys::mlirArrayAttrGet(ctx, dicts.len() as isize, dicts.as_ptr()) };
+    set_attribute_value(func, name, array);
+}
+
+/// The named attribute `name = value` (in `value`'s context).
+pub fn named_attribute(name: &str, value: mlir_sys::MlirAttribute) -> mlir_sys::MlirNamedAttribute {
+    // SAFETY: the identifier is interned in the attribute's context before the name's
+    // string goes away.
+    unsafe {
+        let ctx = mlir_sys::mlirAttributeGetContext(value);
+        mlir_sys::mlirNamedAttributeGet(mlir_sys::mlirIdentifierGet(ctx, string_ref(name)), value)
     }
 }

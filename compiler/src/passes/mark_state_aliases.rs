@@ -60,7 +60,7 @@ impl Pass for MarkStateAliases {
             .ok_or_else(|| CompileError::Internal("the program has no @main".into()))?;
         let num_args = ir::block_arguments(block).len();
         let origins = merge_dots::arg_origins(&module);
-        let mut attrs = vec!["{}".to_string(); num_args];
+        let mut aliases: Vec<Option<usize>> = vec![None; num_args];
         for &(input, output) in &self.0 {
             let arg = match &origins {
                 Some(o) => o.iter().position(|sources| sources == &[input]),
@@ -70,13 +70,26 @@ impl Pass for MarkStateAliases {
             .ok_or_else(|| {
                 CompileError::Internal(format!("state input {input} is not an argument of @main"))
             })?;
-            attrs[arg] = format!("{{tf.aliasing_output = {output} : i32}}");
+            aliases[arg] = Some(output);
         }
         let func = ir::block_parent(block);
-        if !ir::set_attribute(func, "arg_attrs", &format!("[{}]", attrs.join(", "))) {
-            return Err(CompileError::Internal(
-                "cannot mark the state arguments".into(),
-            ));
+        let ctx = ir::context(func);
+        // Added to what the arguments already carry (a partitioned program's shardings).
+        let mut bad_output = None;
+        ir::edit_attribute_dictionaries(func, "arg_attrs", num_args, |arg, mut entries| {
+            entries.retain(|e| ir::identifier_text(e.name) != "tf.aliasing_output");
+            if let Some(output) = aliases[arg] {
+                match ir::parse_attribute(ctx, &format!("{output} : i32")) {
+                    Some(value) => entries.push(ir::named_attribute("tf.aliasing_output", value)),
+                    None => bad_output = Some(output),
+                }
+            }
+            entries
+        });
+        if let Some(output) = bad_output {
+            return Err(CompileError::Internal(format!(
+                "cannot mark a state argument as aliasing result {output}"
+            )));
         }
         Ok(module)
     }

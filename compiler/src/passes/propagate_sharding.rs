@@ -42,6 +42,14 @@
 //! table is vocabulary-parallel, and a gated MLP composite's gate and up projections
 //! are column-parallel and its down projection row-parallel.
 //!
+//! State arguments (`tpuc.state = RESULT`, written by `tpuc-seed-sharding` for a KV
+//! cache) that no seed decided are decided at their first update, in program order: a
+//! `scatter` or `dynamic_update_slice` into the argument (or a transpose or convert of
+//! it) splits it like its update on the dimensions the update spans whole, so a cache
+//! follows the keys written into it (heads under Megatron, batch under data
+//! parallelism). The result holding a state's next value is declared with the
+//! argument's sharding, so that the two alias shard by shard.
+//!
 //! Output: on every argument and result of `@main`, the sharding in the chosen form
 //! (`mhlo.sharding = "{devices=[2,1]<=[2]}"`, or Shardy's round-trip
 //! `mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, ...>"}` with the
@@ -53,7 +61,7 @@
 
 use melior::ir::Module;
 use melior::Context;
-use mlir_sys::{MlirAttribute, MlirOperation, MlirValue};
+use mlir_sys::{MlirOperation, MlirValue};
 use rustc_hash::FxHashMap;
 use tpuc_artifact::manifest::ShardingFormat;
 use tpuc_artifact::sharding::{Mesh, TensorSharding};
@@ -554,6 +562,95 @@ fn gather_sharding(
     Some(fit(mesh, &out_shape, out))
 }
 
+/// Decides the state arguments `op` updates first: a `scatter` or
+/// `dynamic_update_slice` whose operand is an undecided state argument, or a transpose
+/// or convert of one (as `index_copy` along a later dimension is lowered). The
+/// argument takes the update's split on every dimension the update spans whole (a
+/// KV cache is split like the keys written into it: along heads under Megatron, along
+/// the batch under data parallelism); it stays whole where the update has no split.
+fn decide_state(
+    mesh: &Mesh,
+    op: MlirOperation,
+    args: &[MlirValue],
+    views: &mut FxHashMap<usize, WeightView>,
+    known: &mut FxHashMap<usize, TensorSharding>,
+    arg_shardings: &mut [TensorSharding],
+) {
+    let operands = ir::operands(op);
+    let Some(view) = operands.first().and_then(|v| views.get(&(v.ptr as usize))) else {
+        return;
+    };
+    match ir::op_name(op) {
+        "stablehlo.transpose" | "stablehlo.convert" => {
+            let dims = match ir::i64_array(op, "permutation") {
+                Some(perm) => perm.iter().map(|&p| view.dims[p as usize]).collect(),
+                None => view.dims.clone(),
+            };
+            let arg = view.arg;
+            views.insert(ir::result(op, 0).ptr as usize, WeightView { arg, dims });
+        }
+        "stablehlo.scatter" | "stablehlo.dynamic_update_slice" => {
+            let arg = view.arg;
+            if let Some(s) = update_sharding(mesh, op, known) {
+                let mut whole = TensorSharding::replicated(shape(args[arg]).len());
+                for (d, axes) in view.dims.iter().zip(&s.dims) {
+                    whole.dims[*d] = axes.clone();
+                }
+                let whole = fit(mesh, &shape(args[arg]), whole);
+                known.insert(operands[0].ptr as usize, s);
+                known.insert(args[arg].ptr as usize, whole.clone());
+                arg_shardings[arg] = whole;
+            }
+            views.retain(|_, v| v.arg != arg);
+        }
+        _ => {}
+    }
+}
+
+/// The sharding of the operand of an update (`scatter` with one operand, or
+/// `dynamic_update_slice`) that its update's sharding implies: each operand dimension
+/// the update spans whole takes the update's axes there (a scatter's window
+/// dimensions map to the operand's dimensions that are neither inserted nor batching,
+/// in order). `None` when the update has no known sharding.
+fn update_sharding(
+    mesh: &Mesh,
+    op: MlirOperation,
+    known: &FxHashMap<usize, TensorSharding>,
+) -> Option<TensorSharding> {
+    use tpuc_dialects::stablehlo::attr_list_field;
+    let operands = ir::operands(op);
+    let operand_shape = shape(operands[0]);
+    let mut out = TensorSharding::replicated(operand_shape.len());
+    let (update, pairs): (MlirValue, Vec<(usize, usize)>) = match ir::op_name(op) {
+        "stablehlo.dynamic_update_slice" => {
+            let update = *operands.get(1)?;
+            (update, (0..operand_shape.len()).map(|d| (d, d)).collect())
+        }
+        _ => {
+            if operands.len() != 3 {
+                return None;
+            }
+            let text = ir::attribute_text(op, "scatter_dimension_numbers")?;
+            let skipped: Vec<i64> = attr_list_field(&text, "inserted_window_dims")
+                .into_iter()
+                .chain(attr_list_field(&text, "input_batching_dims"))
+                .collect();
+            let windows = attr_list_field(&text, "update_window_dims");
+            let kept = (0..operand_shape.len()).filter(|d| !skipped.contains(&(*d as i64)));
+            let pairs = kept.zip(windows).map(|(d, u)| (d, u as usize)).collect();
+            (operands[2], pairs)
+        }
+    };
+    let s = known.get(&(update.ptr as usize))?;
+    let update_shape = shape(update);
+    for (d, u) in pairs {
+        if update_shape.get(u) == operand_shape.get(d) {
+            out.dims[d] = s.dims.get(u).cloned().unwrap_or_default();
+        }
+    }
+    Some(fit(mesh, &operand_shape, out))
+}
+
 /// An undecided Megatron weight as one value of the program sees it: the argument,
 /// and for each of the value's dimensions the argument dimension it is.
 struct WeightView {
@@ -742,11 +839,38 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
             }
         }
     }
+    // State (`tpuc.state = RESULT` on an argument, a KV cache): an unseeded state
+    // argument is split like the first update written into it (`state_sharding`), and
+    // the result holding its next value gets the argument's sharding, so that the two
+    // alias shard by shard.
+    let mut state_results: Vec<(usize, usize)> = Vec::new();
+    let mut state_views: FxHashMap<usize, WeightView> = FxHashMap::default();
+    for (i, &a) in args.iter().enumerate() {
+        let entry = |key: &str| seeds.get(i).and_then(|d| ir::dictionary_entry(*d, key));
+        let Some(result) = entry("tpuc.state").and_then(ir::integer_value) else {
+            continue;
+        };
+        state_results.push((i, result as usize));
+        if entry("tpuc.sharding").is_none() {
+            let dims = (0..shape(a).len()).collect();
+            state_views.insert(a.ptr as usize, WeightView { arg: i, dims });
+        }
+    }
     let mut returned = Vec::new();
     for op in ir::block_ops(block) {
         if ir::op_name(op) == "func.return" {
             returned = ir::operands(op);
             continue;
+        }
+        if !state_views.is_empty() {
+            decide_state(
+                &mesh,
+                op,
+                &args,
+                &mut state_views,
+                &mut known,
+                &mut arg_shardings,
+            );
         }
         if let Some(axis) = &megatron {
             // A transpose or convert of an undecided weight is the same weight seen
@@ -791,7 +915,7 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
             }
         }
     }
-    let result_shardings: Vec<TensorSharding> = returned
+    let mut result_shardings: Vec<TensorSharding> = returned
         .iter()
         .map(|&v| {
             known
@@ -800,6 +924,14 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
                 .unwrap_or_else(|| TensorSharding::replicated(shape(v).len()))
         })
         .collect();
+    for &(arg, result) in &state_results {
+        let slot = result_shardings.get_mut(result).ok_or_else(|| {
+            invalid(format!(
+                "argument {arg} is state updated by result {result}, which @main does not have"
+            ))
+        })?;
+        *slot = arg_shardings[arg].clone();
+    }
 
     let list = |all: &[TensorSharding]| -> Result<String, CompileError> {
         let dicts = all
@@ -843,6 +975,7 @@ pub fn seed(
     format: ShardingFormat,
     shardings: &[Option<TensorSharding>],
     megatron: Option<(&str, &[bool])>,
+    state: &[(usize, usize)],
 ) -> Result<(), CompileError> {
     let module_op = module.as_operation().to_raw();
     let (func, _) =
@@ -862,6 +995,9 @@ pub fn seed(
             }
             if weights.get(i).copied().unwrap_or(false) {
                 entries.push("tpuc.weight".to_string());
+            }
+            if let Some((_, result)) = state.iter().find(|(a, _)| *a == i) {
+                entries.push(format!("tpuc.state = {result} : i64"));
             }
             format!("{{{}}}", entries.join(", "))
         })
@@ -902,33 +1038,18 @@ pub fn take_shardings(
             .collect()
     };
     let (args, results) = (read("arg_attrs")?, read("res_attrs")?);
-    // SAFETY: the context and operations are live; a new dictionary per entry without
-    // `tpuc.sharding`, then the arrays replaced.
+    let counts = [("arg_attrs", args.len()), ("res_attrs", results.len())];
+    for (name, count) in counts {
+        ir::edit_attribute_dictionaries(func, name, count, |_, mut entries| {
+            entries.retain(|e| {
+                let n = ir::identifier_text(e.name);
+                n != "tpuc.sharding" && n != "tpuc.weight" && n != "tpuc.state"
+            });
+            entries
+        });
+    }
+    // SAFETY: the module operation is live; the names outlive the calls.
     unsafe {
-        let ctx = mlir_sys::mlirOperationGetContext(func);
-        for name in ["arg_attrs", "res_attrs"] {
-            let dicts: Vec<MlirAttribute> = ir::array_elements(func, name)
-                .into_iter()
-                .map(|d| {
-                    let kept: Vec<mlir_sys::MlirNamedAttribute> = (0
-                        ..mlir_sys::mlirDictionaryAttrGetNumElements(d))
-                        .map(|i| mlir_sys::mlirDictionaryAttrGetElement(d, i))
-                        .filter(|e| {
-                            let s = mlir_sys::mlirIdentifierStr(e.name);
-                            let n = std::slice::from_raw_parts(s.data as *const u8, s.length);
-                            n != b"tpuc.sharding" && n != b"tpuc.weight"
-                        })
-                        .collect();
-                    ir::dictionary_attribute(ctx, &kept)
-                })
-                .collect();
-            let array = mlir_sys::mlirArrayAttrGet(ctx, dicts.len() as isize, dicts.as_ptr());
-            let n = mlir_sys::MlirStringRef {
-                data: name.as_ptr() as *const _,
-                length: name.len(),
-            };
-            mlir_sys::mlirOperationSetAttributeByName(func, n, array);
-        }
         for name in ["tpuc.mesh", "tpuc.sharding_format", "tpuc.megatron"] {
             let n = mlir_sys::MlirStringRef {
                 data: name.as_ptr() as *const _,

@@ -10,11 +10,13 @@
 //! - `mesh`: the device mesh; `format`: `shardy` or `gspmd`;
 //! - `args`: `index=sharding` for each seeded argument (the others are replicated);
 //! - `megatron` and `weights`: with `--shard megatron`, its mesh axis and the
-//!   arguments that are weights it decides at their first use.
+//!   arguments that are weights it decides at their first use;
+//! - `state`: `argument:result` for each state argument (a KV cache) and the result
+//!   holding its next value; an unseeded one is split like its first update.
 //!
 //! Output: the module attributes `tpuc.mesh`, `tpuc.sharding_format` and
-//! `tpuc.megatron`, and `tpuc.sharding` / `tpuc.weight` on the arguments, as
-//! `stablehlo-propagate-sharding` documents them.
+//! `tpuc.megatron`, and `tpuc.sharding` / `tpuc.weight` / `tpuc.state` on the
+//! arguments, as `stablehlo-propagate-sharding` documents them.
 
 use melior::ir::Module;
 use melior::Context;
@@ -37,6 +39,9 @@ pub struct Seeds {
     pub args: Vec<Option<TensorSharding>>,
     /// `--shard megatron`: its mesh axis and which arguments are its weights.
     pub megatron: Option<(String, Vec<bool>)>,
+    /// `(argument, result)` of each state argument and the result holding its next
+    /// value.
+    pub state: Vec<(usize, usize)>,
 }
 
 fn format_name(format: ShardingFormat) -> &'static str {
@@ -67,13 +72,17 @@ impl Seeds {
                 .with("megatron", axis.clone())
                 .with("weights", crate::pipeline::join(&indices));
         }
+        if !self.state.is_empty() {
+            let pairs: Vec<String> = self.state.iter().map(|(a, r)| format!("{a}:{r}")).collect();
+            spec = spec.with("state", pairs.join(","));
+        }
         spec
     }
 
     /// The seeds written in `spec`'s options, for a module whose `@main` has `num_args`
     /// arguments.
     pub fn from_spec(spec: &PassSpec, num_args: usize) -> Result<Seeds, CompileError> {
-        spec.expect_options(&["mesh", "format", "args", "megatron", "weights"])?;
+        spec.expect_options(&["mesh", "format", "args", "megatron", "weights", "state"])?;
         let bad = |message: String| CompileError::PassOption {
             pass: NAME.into(),
             message,
@@ -121,11 +130,27 @@ impl Seeds {
                 Some((axis.to_string(), weights))
             }
         };
+        let mut state = Vec::new();
+        for pair in spec.option("state").unwrap_or("").split(',') {
+            let pair = pair.trim();
+            if pair.is_empty() {
+                continue;
+            }
+            let parsed: Option<(usize, usize)> = pair
+                .split_once(':')
+                .and_then(|(a, r)| Some((a.trim().parse().ok()?, r.trim().parse().ok()?)));
+            match parsed {
+                Some((arg, result)) if arg < num_args => state.push((arg, result)),
+                Some((arg, _)) => return Err(bad(format!("state: @main has no argument {arg}"))),
+                None => return Err(bad(format!("state: `{pair}` is not `argument:result`"))),
+            }
+        }
         Ok(Seeds {
             mesh,
             format,
             args,
             megatron,
+            state,
         })
     }
 }
@@ -159,6 +184,7 @@ impl Pass for SeedSharding {
                 .megatron
                 .as_ref()
                 .map(|(axis, w)| (axis.as_str(), w.as_slice())),
+            &seeds.state,
         )?;
         Ok(module)
     }

@@ -154,7 +154,7 @@ fn dynamic_refusal(what: &str) -> CompileError {
 
 /// Refuses what `target` or tpuc cannot compile: a feature the target's spec lists as
 /// unsupported, or a combination no target supports yet (dynamic shapes with
-/// partitioning or device executables, state with partitioning).
+/// partitioning or device executables).
 pub fn check_request(target: Target, request: &Request) -> Result<(), CompileError> {
     let spec = target.spec();
     // Dynamic programs first: their refusals name the dynamic sizes as the cause.
@@ -185,18 +185,6 @@ pub fn check_request(target: Target, request: &Request) -> Result<(), CompileErr
                 }
             });
         }
-    }
-    if request.sharded && !request.state.is_empty() {
-        return Err(CompileError::Sharding(format!(
-            "the program keeps state between calls (buffers {}), and stateful programs \
-             cannot be partitioned yet; compile without --mesh/--shard",
-            request
-                .state
-                .iter()
-                .map(|name| format!("`{name}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
     }
     Ok(())
 }
@@ -236,21 +224,18 @@ mod tests {
         };
         assert!(refusal(Target::Tpu, stateful_loop.clone()).is_none());
         assert!(refusal(trn2, stateful_loop).is_none());
+        // State with partitioning: a sharded KV cache, wherever partitioning is.
+        let state_sharded = Request {
+            sharded: true,
+            state: vec!["key_cache_0".into()],
+            ..Request::default()
+        };
+        assert!(refusal(Target::Tpu, state_sharded).is_none());
     }
 
     #[test]
     fn unsupported_combinations_are_refused_for_every_target() {
         for target in [Target::Tpu, Target::Neuron(neuron::Chip::Trn1)] {
-            let state_sharded = Request {
-                sharded: true,
-                state: vec!["key_cache_0".into()],
-                ..Request::default()
-            };
-            let why = refusal(target, state_sharded).unwrap();
-            assert!(
-                why.contains("`key_cache_0`") || why.contains("Neuron"),
-                "{why}"
-            );
             let dynamic_executables = Request {
                 dynamic: true,
                 device_executables: true,

@@ -162,6 +162,16 @@ impl LoadedExecutable {
         self.execute_on_devices(args, &[])
     }
 
+    /// [`LoadedExecutable::execute_sharded`], donating the arguments at `donate` on
+    /// every device (see [`LoadedExecutable::execute_donating`]).
+    pub fn execute_sharded_donating(
+        &self,
+        args: &[&[&Buffer]],
+        donate: &[usize],
+    ) -> Result<Vec<Vec<Buffer>>> {
+        self.execute_on_devices(args, donate)
+    }
+
     fn execute_on_devices(
         &self,
         args: &[&[&Buffer]],

@@ -418,7 +418,7 @@ impl Session {
             // The sharding of each uploaded weight: that of its first argument.
             let mut by_weight = vec![None; weight_tensors.len()];
             for (slot, arg) in slots.iter().zip(&manifest.arguments) {
-                if let Slot::Weight(w) = *slot {
+                if let Slot::Weight(w) | Slot::State { weight: w, .. } = *slot {
                     by_weight[w] = by_weight[w].or(arg.sharding.as_ref());
                 }
             }

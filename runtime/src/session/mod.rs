@@ -94,9 +94,10 @@ pub struct Session {
     transfers: Transfers,
     /// The buffers the program updates (outputs with `updates`), in output order.
     state: Vec<StateSlot>,
-    /// Each state buffer's current value on the device: `None` until a run (or
-    /// [`Session::write_state`]) replaces the initial value, which stays in `weights`.
-    state_values: Mutex<Vec<Option<Buffer>>>,
+    /// Each state buffer's current value on the devices, one buffer per mesh position
+    /// (its shard there): `None` until a run (or [`Session::write_state`]) replaces
+    /// the initial value, which stays in `weights`.
+    state_values: Mutex<Vec<Option<Vec<Buffer>>>>,
 }
 
 impl std::fmt::Debug for Session {

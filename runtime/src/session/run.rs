@@ -212,9 +212,9 @@ impl Session {
             .iter()
             .map(|s| match *s {
                 Slot::Weight(w) => &self.weights[w][0],
-                Slot::State { weight, state: k } => {
-                    state[k].as_ref().unwrap_or(&self.weights[weight][0])
-                }
+                Slot::State { weight, state: k } => state[k]
+                    .as_ref()
+                    .map_or(&self.weights[weight][0], |shards| &shards[0]),
                 Slot::User(u) => inputs[u],
             })
             .collect();
@@ -249,7 +249,7 @@ impl Session {
         let mut outputs = outputs;
         let next_state = outputs.split_off(outputs.len() - self.state.len());
         for (slot, b) in state.iter_mut().zip(next_state) {
-            *slot = Some(b);
+            *slot = Some(vec![b]);
         }
         Ok(outputs)
     }

@@ -90,7 +90,8 @@ impl Session {
 
     /// For a partitioned artifact: one execution over the mesh on inputs from
     /// [`Session::upload_sharded`]; the outputs' shards stay on their devices
-    /// ([`Session::assemble`] brings them back whole).
+    /// ([`Session::assemble`] brings them back whole). Returns the user outputs; a
+    /// stateful program's new state stays in the session, on its devices.
     pub fn run_sharded(&self, inputs: &ShardedBuffers) -> Result<ShardedBuffers> {
         let mesh = self.mesh()?;
         self.check_count(inputs.tensors.len())?;
@@ -116,31 +117,69 @@ impl Session {
                 }
             }
         }
+        // As in `Session::run_buffers`: runs take turns on the state, a value a run
+        // produced is donated to the next (on every device), and a failure once it was
+        // donated never leaves a consumed buffer as the state.
+        let mut state = self.lock_state()?;
         let lists: Vec<Vec<&Buffer>> = (0..self.positions.len())
             .map(|pos| {
                 self.slots
                     .iter()
                     .map(|s| match *s {
-                        // A partitioned program has no state (refused at load).
-                        Slot::Weight(w) | Slot::State { weight: w, .. } => &self.weights[w][pos],
+                        Slot::Weight(w) => &self.weights[w][pos],
+                        Slot::State { weight, state: k } => state[k]
+                            .as_ref()
+                            .map_or(&self.weights[weight][pos], |shards| &shards[pos]),
                         Slot::User(u) => &inputs.tensors[u][pos],
                     })
                     .collect()
             })
             .collect();
+        let donate: Vec<usize> = self
+            .state
+            .iter()
+            .zip(state.iter())
+            .filter(|(_, held)| held.is_some())
+            .map(|(st, _)| st.arg)
+            .collect();
         let refs: Vec<&[&Buffer]> = lists.iter().map(|l| l.as_slice()).collect();
-        let per_device = self.executable.execute_sharded(&refs)?;
-        self.transfers.executed();
+        let result = self
+            .executable
+            .execute_sharded_donating(&refs, &donate)
+            .and_then(|per_device| {
+                self.transfers.executed();
+                let n = self.manifest.outputs.len();
+                match per_device.iter().position(|outputs| outputs.len() != n) {
+                    Some(d) => Err(RuntimeError::OutputMismatch {
+                        index: per_device[d].len().min(n),
+                        name: String::new(),
+                        message: format!(
+                            "device {d} returned {} outputs, the manifest has {n}",
+                            per_device[d].len()
+                        ),
+                    }),
+                    None => Ok(per_device),
+                }
+            });
+        drop(refs);
+        drop(lists);
+        let per_device = match result {
+            Ok(per_device) => per_device,
+            Err(e) if donate.is_empty() => return Err(e),
+            Err(e) => return Err(self.after_failed_run(&mut state, e)),
+        };
         // per_device[position][output] -> tensors[output][position]
         let mut tensors: Vec<Vec<Buffer>> = (0..self.manifest.outputs.len())
             .map(|_| Vec::with_capacity(per_device.len()))
             .collect();
         for outputs in per_device {
-            for (i, b) in outputs.into_iter().enumerate() {
-                if let Some(t) = tensors.get_mut(i) {
-                    t.push(b);
-                }
+            for (t, b) in tensors.iter_mut().zip(outputs) {
+                t.push(b);
             }
+        }
+        let next_state = tensors.split_off(tensors.len() - self.state.len());
+        for (slot, shards) in state.iter_mut().zip(next_state) {
+            *slot = Some(shards);
         }
         Ok(ShardedBuffers { tensors })
     }
@@ -149,8 +188,8 @@ impl Session {
     /// and assembled from their shards.
     pub fn assemble(&self, outputs: &ShardedBuffers) -> Result<Vec<HostTensor>> {
         let mesh = self.mesh()?;
-        let mut whole_outputs = Vec::with_capacity(self.manifest.outputs.len());
-        for (i, spec) in self.manifest.outputs.iter().enumerate() {
+        let mut whole_outputs = Vec::with_capacity(self.outputs().len());
+        for (i, spec) in self.outputs().iter().enumerate() {
             let mismatch = |message: String| RuntimeError::OutputMismatch {
                 index: i,
                 name: spec.name.clone(),

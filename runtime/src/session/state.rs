@@ -1,6 +1,7 @@
 //! The state of a stateful program (a KV cache, a counter): outputs that update
 //! arguments, kept on the device between runs.
 
+use super::sharded::sharding_or_whole;
 use super::validate::describe;
 use super::{Session, Slot};
 use crate::error::{Result, RuntimeError};
@@ -18,7 +19,8 @@ pub(super) struct StateSlot {
 }
 
 /// The state of a manifest: every output that `updates` an argument, checked (a
-/// buffer of the same type, updated once; not with a partitioned program).
+/// buffer of the same type, updated once; of a partitioned program, split as the
+/// argument is).
 pub(super) fn state_slots(manifest: &Manifest) -> std::result::Result<Vec<StateSlot>, String> {
     let mut slots: Vec<StateSlot> = Vec::new();
     for (output, spec) in manifest.outputs.iter().enumerate() {
@@ -52,10 +54,25 @@ pub(super) fn state_slots(manifest: &Manifest) -> std::result::Result<Vec<StateS
     if slots.iter().any(|s| s.output < first_state) {
         return Err("outputs that update state must follow every user output".into());
     }
-    if !slots.is_empty() && manifest.partitioning.is_some() {
-        return Err("a partitioned program with state is not supported".into());
+    if manifest.partitioning.is_some() {
+        for s in &slots {
+            let (arg, out) = (&manifest.arguments[s.arg], &manifest.outputs[s.output]);
+            if arg.sharding != out.sharding {
+                return Err(format!(
+                    "output `{}` updates argument `{}` but is split differently ({} and {}): state keeps one sharding",
+                    out.name,
+                    arg.name,
+                    shown(out.sharding.as_ref()),
+                    shown(arg.sharding.as_ref())
+                ));
+            }
+        }
     }
     Ok(slots)
+}
+
+fn shown(s: Option<&crate::sharding::TensorSharding>) -> String {
+    s.map_or("none".to_string(), |s| s.to_string())
 }
 
 impl Session {
@@ -94,14 +111,27 @@ impl Session {
     /// The current value of state `name` (downloaded: to save a cache, say).
     pub fn read_state(&self, name: &str) -> Result<HostTensor> {
         let k = self.state_index(name)?;
-        // Downloaded under the lock: a run would donate the buffer.
+        // Downloaded under the lock: a run would donate the buffers.
         let state = self.lock_state()?;
-        match &state[k] {
-            Some(b) => self.download(b),
+        let shards = match &state[k] {
+            Some(shards) => shards,
             None => match self.slots[self.state[k].arg] {
-                Slot::State { weight, .. } => self.download(&self.weights[weight][0]),
+                Slot::State { weight, .. } => &self.weights[weight],
                 _ => unreachable!("state arguments have state slots"),
             },
+        };
+        let arg = &self.manifest.arguments[self.state[k].arg];
+        match &self.manifest.partitioning {
+            None => self.download(&shards[0]),
+            Some(p) => {
+                let host = shards
+                    .iter()
+                    .map(|b| self.download(b))
+                    .collect::<Result<Vec<_>>>()?;
+                sharding_or_whole(arg.sharding.as_ref(), arg.shape.len())
+                    .assemble(&p.mesh, &arg.shape, &host)
+                    .map_err(|e| RuntimeError::InvalidArgument(format!("state `{name}`: {e}")))
+            }
         }
     }
 
@@ -116,13 +146,26 @@ impl Session {
                 describe(value.dtype, &value.shape)
             )));
         }
-        let b = self.client.buffer_from_host(value, self.positions[0])?;
-        self.transfers.uploaded(value);
-        self.lock_state()?[k] = Some(b);
+        let upload = |t: &HostTensor, device: usize| {
+            let b = self.client.buffer_from_host(t, device)?;
+            self.transfers.uploaded(t);
+            Ok(b)
+        };
+        let buffers = match &self.manifest.partitioning {
+            None => vec![upload(value, self.positions[0])?],
+            Some(p) => sharding_or_whole(arg.sharding.as_ref(), arg.shape.len())
+                .split_tensor(&p.mesh, value)
+                .map_err(|e| RuntimeError::InvalidArgument(format!("state `{name}`: {e}")))?
+                .iter()
+                .zip(&self.positions)
+                .map(|(shard, &device)| upload(shard, device))
+                .collect::<Result<Vec<_>>>()?,
+        };
+        self.lock_state()?[k] = Some(buffers);
         Ok(())
     }
 
-    pub(super) fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, Vec<Option<Buffer>>>> {
+    pub(super) fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, Vec<Option<Vec<Buffer>>>>> {
         self.state_values.lock().map_err(|_| {
             RuntimeError::InvalidArgument("a run panicked while holding the state".into())
         })
@@ -138,11 +181,12 @@ impl Session {
     /// device, say), the state stays as it was.
     pub(super) fn after_failed_run(
         &self,
-        state: &mut [Option<Buffer>],
+        state: &mut [Option<Vec<Buffer>>],
         error: RuntimeError,
     ) -> RuntimeError {
         let consumed = state
             .iter()
+            .flatten()
             .flatten()
             .any(|b| b.is_deleted().unwrap_or(true));
         if !consumed {
