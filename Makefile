@@ -24,6 +24,12 @@
 #                target/identical) and with this checkout's, and the listings diffed
 #   make check-polymorphic   the shape-polymorphic StableHLO of testdata/dynamic refined
 #                and run by jaxlib against PyTorch (bench venv; also run by make coverage)
+#   make zoo     production-size decoders (testdata/zoo: Llama 3.1 8B/70B, Qwen3 8B,
+#                30B-A3B, 235B-A22B, Mixtral 8x7B, Gemma 3 27B, DeepSeek-V2-Lite, GPT-OSS
+#                20B) exported without weights on the meta device into target/zoo, each
+#                prefill and decode program planned with `tpuc plan` for its TPU slice and
+#                compiled by libtpu; writes BENCH-zoo.md (hours on 2 cores). Not part of
+#                make test.
 
 SHELL := /bin/bash
 REPO := $(abspath .)
@@ -36,7 +42,7 @@ RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
 TESTDATA_VENV := $(REPO)/.deps/testdata-venv
 
-.PHONY: coverage-causal-lm testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: zoo coverage-causal-lm testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -123,6 +129,12 @@ coverage-causal-lm: setup testdata-venv
 	$(TESTDATA_VENV)/bin/python testdata/causal_lm/generate.py --out target/causal_lm --resume --check
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache python3 scripts/causal_lm_coverage.py \
 		--tpuc target/release/tpuc --programs target/causal_lm --out COVERAGE-causal-lm.md --command "make coverage"
+
+zoo: setup testdata-venv
+	$(CARGO) build --release -p tpuc-cli --bin tpuc
+	$(TESTDATA_VENV)/bin/python testdata/zoo/generate.py --out target/zoo
+	TPUC_CACHE_DIR=$(REPO)/target/zoo-cache python3 scripts/zoo_table.py --tpuc target/release/tpuc \
+		--zoo target/zoo --out BENCH-zoo.md --json target/zoo/plans.json --command "make zoo"
 
 testdata-venv:
 	@test -x $(TESTDATA_VENV)/bin/python || python3 -m venv $(TESTDATA_VENV)

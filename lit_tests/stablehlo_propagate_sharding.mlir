@@ -9,6 +9,7 @@
 // RUN: tpuc opt %S/Inputs/sharding_more_rules.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=MORE
 // RUN: tpuc opt %S/Inputs/sharding_none.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=NONE
 // RUN: tpuc opt %S/Inputs/sharding_megatron.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=MEGATRON
+// RUN: tpuc opt %S/Inputs/sharding_router.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=ROUTER
 // RUN: tpuc opt %S/Inputs/sharding_state.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=STATE
 // RUN: not tpuc opt %S/Inputs/sharding_bad.mlir --pass-pipeline=stablehlo-propagate-sharding 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -86,3 +87,7 @@
 // sharding (the last result would otherwise follow the split cache it adds).
 // STATE: arg_attrs = [{mhlo.sharding = "{devices=[2,2,1,1]0,1,2,3}", tpuc.sharding = "[dp, tp, -, -]"}, {mhlo.sharding = "{devices=[2,2,1,1]0,1,2,3}", tpuc.sharding = "[dp, tp, -, -]"}, {mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -, -, -]"}
 // STATE-SAME: res_attrs = [{{.*}}tpuc.sharding = "[dp, tp, -, -]"}, {{.*}}tpuc.sharding = "[dp, tp, -, -]"}, {{.*}}tpuc.sharding = "[dp, tp, -, -]"}, {mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -, -, -]"}]
+
+// Megatron leaves a mixture-of-experts router whole (a Linear whose scores reach a
+// top-k sort through no other matmul) and splits the Linear beside it.
+// ROUTER: arg_attrs = [{mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -]"}, {mhlo.sharding = "{devices=[2,1]0,1}", tpuc.sharding = "[tp, -]"}

@@ -81,13 +81,20 @@ pub struct CompileArgs {
     shard: Vec<String>,
     /// Shardings for weights by state-dict name, applied after --shard: one
     /// `PATTERN SHARDING` per line (`model.layers.*.self_attn.q_proj.weight [tp, -]`;
-    /// `*` any characters, `-` a whole dimension, `#` comments).
+    /// `*` any characters, `-` a whole dimension, `#` comments); `mesh: AXES` and
+    /// `shard: STRATEGIES` lines stand for --mesh and --shard (`tpuc plan
+    /// --write-rules` writes them).
     #[arg(long, value_name = "FILE")]
     sharding_rules: Option<PathBuf>,
     /// How the shardings are written in the program: shardy (sdy, the default) or
     /// gspmd (mhlo.sharding strings).
     #[arg(long, default_value = "shardy", value_parser = ["shardy", "gspmd"])]
     sharding_format: String,
+    /// Partition the program as `tpuc plan` would choose for the (first) --topology:
+    /// the best plan that fits, found by compiling candidates (instead of --mesh,
+    /// --shard and --sharding-rules).
+    #[arg(long, conflicts_with_all = ["mesh", "shard", "sharding_rules"])]
+    auto_shard: bool,
     /// Also compile the program for these TPU slices with libtpu, no TPU needed
     /// (comma-separated: `v5e:2x2`, `v6e:1x1`; `tpuc devices --topologies` lists the
     /// forms): the artifact gains each serialized TPU executable and XLA's per-chip
@@ -113,23 +120,12 @@ pub struct CompileArgs {
     debug_outputs: bool,
 }
 
-/// The mesh, strategies and format of `tpuc compile`'s sharding flags.
+/// The mesh, strategies and format of `tpuc compile`'s sharding flags (a rules file
+/// may name the mesh and strategies itself, as `tpuc plan --write-rules` writes it).
 fn sharding_request(args: &CompileArgs) -> Result<Option<tpuc_compiler::ShardingRequest>, String> {
     use tpuc_runtime::manifest::ShardingFormat;
-    let Some(mesh) = &args.mesh else {
-        if !args.shard.is_empty() || args.sharding_rules.is_some() {
-            return Err("--shard and --sharding-rules need --mesh (for example `--mesh dp=2 --shard data-parallel`)".into());
-        }
-        return Ok(None);
-    };
-    let mesh = tpuc_runtime::sharding::Mesh::parse(mesh).map_err(|e| format!("--mesh: {e}"))?;
-    if args.shard.is_empty() && args.sharding_rules.is_none() {
-        return Err(
-            "--mesh needs --shard or --sharding-rules (for example `--shard data-parallel`)".into(),
-        );
-    }
-    let rules = match &args.sharding_rules {
-        None => Vec::new(),
+    let file = match &args.sharding_rules {
+        None => tpuc_compiler::sharding::RulesFile::default(),
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("--sharding-rules: cannot read `{}`: {e}", path.display()))?;
@@ -137,11 +133,41 @@ fn sharding_request(args: &CompileArgs) -> Result<Option<tpuc_compiler::Sharding
                 .map_err(|e| e.to_string())?
         }
     };
-    let presets = args
+    let flag_mesh = match &args.mesh {
+        Some(m) => {
+            Some(tpuc_runtime::sharding::Mesh::parse(m).map_err(|e| format!("--mesh: {e}"))?)
+        }
+        None => None,
+    };
+    let mesh = match (flag_mesh, file.mesh) {
+        (Some(flag), Some(from_file)) if flag != from_file => {
+            return Err(format!(
+                "--mesh {flag} differs from the mesh `{from_file}` of the --sharding-rules file; give one"
+            ))
+        }
+        (Some(m), _) | (None, Some(m)) => m,
+        (None, None) => {
+            if !args.shard.is_empty() || args.sharding_rules.is_some() {
+                return Err("--shard and --sharding-rules need --mesh (for example `--mesh dp=2 --shard data-parallel`)".into());
+            }
+            return Ok(None);
+        }
+    };
+    if args.shard.is_empty() && args.sharding_rules.is_none() {
+        return Err(
+            "--mesh needs --shard or --sharding-rules (for example `--shard data-parallel`)".into(),
+        );
+    }
+    let mut presets = args
         .shard
         .iter()
         .map(|s| tpuc_compiler::ShardPreset::parse(s.trim()))
         .collect::<Result<Vec<_>, _>>()?;
+    for p in file.presets {
+        if !presets.contains(&p) {
+            presets.push(p);
+        }
+    }
     let format = match args.sharding_format.as_str() {
         "gspmd" => ShardingFormat::Gspmd,
         _ => ShardingFormat::Shardy,
@@ -149,13 +175,20 @@ fn sharding_request(args: &CompileArgs) -> Result<Option<tpuc_compiler::Sharding
     Ok(Some(tpuc_compiler::ShardingRequest {
         mesh,
         presets,
-        rules,
+        rules: file.rules,
         format,
     }))
 }
 
-/// `--topology`: the TPU compile run on the artifact before it is moved into place.
-fn tpu_step(args: &CompileArgs) -> Result<Option<tpuc_compiler::FinishFn>, String> {
+/// Seconds the TPU compile step took (libtpu's part of `--timing`).
+type StepSeconds = std::sync::Arc<std::sync::Mutex<f64>>;
+
+/// `--topology`: the TPU compile run on the artifact before it is moved into place;
+/// the time it takes is added to `seconds`.
+fn tpu_step(
+    args: &CompileArgs,
+    seconds: StepSeconds,
+) -> Result<Option<tpuc_compiler::FinishFn>, String> {
     if args.topology.is_empty() {
         if args.libtpu.is_some() {
             return Err(
@@ -176,14 +209,19 @@ fn tpu_step(args: &CompileArgs) -> Result<Option<tpuc_compiler::FinishFn>, Strin
     let libtpu = args.libtpu.clone();
     Ok(Some(std::sync::Arc::new(
         move |dir: &Path, manifest: &mut tpuc_runtime::manifest::Manifest, program: &str| {
-            tpuc_runtime::tpu::compile_for_topologies(
+            let start = std::time::Instant::now();
+            let result = tpuc_runtime::tpu::compile_for_topologies(
                 dir,
                 manifest,
                 program,
                 &topologies,
                 libtpu.as_deref(),
                 &|line| errln!("{line}"),
-            )
+            );
+            if let Ok(mut s) = seconds.lock() {
+                *s += start.elapsed().as_secs_f64();
+            }
+            result
         },
     )))
 }
@@ -208,6 +246,7 @@ pub fn compile(args: &CompileArgs, verbose: bool) -> Result<ExitCode, String> {
             args.target
         ));
     }
+    let libtpu_seconds = StepSeconds::default();
     let options = CompileOptions {
         target,
         neuron: tpuc_compiler::targets::neuron::NeuronOptions {
@@ -232,7 +271,7 @@ pub fn compile(args: &CompileArgs, verbose: bool) -> Result<ExitCode, String> {
         on_ir: Some(std::sync::Arc::new(|pass: &str, ir: &str| {
             errln!("// ----- IR after {pass} -----\n{ir}");
         })),
-        finish: tpu_step(args)?,
+        finish: tpu_step(args, libtpu_seconds.clone())?,
         specialize: args
             .specialize
             .iter()
@@ -243,6 +282,27 @@ pub fn compile(args: &CompileArgs, verbose: bool) -> Result<ExitCode, String> {
         debug_outputs: args.debug_outputs,
         ..CompileOptions::default()
     };
+    let mut options = options;
+    if args.auto_shard {
+        let topology = args
+            .topology
+            .first()
+            .ok_or("--auto-shard plans for a TPU slice: give --topology (for example `--topology v5e:2x4`)")?;
+        let base = CompileOptions {
+            finish: None,
+            progress: None,
+            on_ir: None,
+            print_ir_after: Vec::new(),
+            ..options.clone()
+        };
+        options.sharding = Some(crate::plan_cmd::auto_shard(
+            model,
+            topology,
+            args.libtpu.as_deref(),
+            &base,
+            &args.sharding_format,
+        )?);
+    }
     if args.print_pipeline {
         let emit = match args.emit.as_str() {
             "artifact" => tpuc_compiler::Emit::Artifact,
@@ -311,7 +371,15 @@ pub fn compile(args: &CompileArgs, verbose: bool) -> Result<ExitCode, String> {
         }
     };
     if args.timing {
-        let total: f64 = timings.iter().map(|t| t.seconds).sum();
+        // The TPU compile runs inside the artifact's write: shown apart, as libtpu's.
+        let libtpu = libtpu_seconds.lock().map(|s| *s).unwrap_or(0.0);
+        let mut timings = timings;
+        if libtpu > 0.0 {
+            if let Some(write) = timings.iter_mut().find(|t| t.stage == "write") {
+                write.seconds = (write.seconds - libtpu).max(0.0);
+            }
+        }
+        let total: f64 = timings.iter().map(|t| t.seconds).sum::<f64>() + libtpu;
         errln!("timing (wall clock):");
         for t in &timings {
             errln!(
@@ -319,6 +387,15 @@ pub fn compile(args: &CompileArgs, verbose: bool) -> Result<ExitCode, String> {
                 t.stage,
                 t.seconds * 1e3,
                 100.0 * t.seconds / total.max(f64::MIN_POSITIVE)
+            );
+        }
+        if libtpu > 0.0 {
+            errln!("  {:<28} {:>9.3} ms", "tpuc total", (total - libtpu) * 1e3);
+            errln!(
+                "  {:<28} {:>9.3} ms  {:>5.1}%",
+                format!("libtpu ({})", args.topology.join(", ")),
+                libtpu * 1e3,
+                100.0 * libtpu / total.max(f64::MIN_POSITIVE)
             );
         }
         errln!("  {:<28} {:>9.3} ms", "total", total * 1e3);

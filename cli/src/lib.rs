@@ -6,3 +6,5 @@
 pub mod coverage;
 #[macro_use]
 pub mod output;
+#[cfg(feature = "compiler")]
+pub mod plan;

@@ -17,6 +17,8 @@ mod generate_cmd;
 #[cfg(feature = "compiler")]
 mod inspect_sharding;
 mod load;
+#[cfg(feature = "compiler")]
+mod plan_cmd;
 mod report;
 mod run_cmd;
 
@@ -53,7 +55,7 @@ struct Cli {
 }
 
 /// The commands that need the compiler; a runtime-only `tpuc` names them in its error.
-const COMPILER_COMMANDS: [&str; 3] = ["compile", "opt", "inspect"];
+const COMPILER_COMMANDS: [&str; 4] = ["compile", "opt", "inspect", "plan"];
 
 #[derive(Subcommand)]
 enum Command {
@@ -64,6 +66,15 @@ enum Command {
     /// weights.safetensors. The same input always gives byte-identical files.
     #[cfg(feature = "compiler")]
     Compile(compiler_cmds::CompileArgs),
+    /// Find how to partition a program over a TPU slice (or N plugin devices): compile
+    /// candidate meshes and strategies (dp, fsdp, ep, tp and their products over the
+    /// devices), rank them by tpuc's per-device estimate, compile the best few with
+    /// XLA (libtpu, no TPU needed) and print per plan whether it fits, its peak memory
+    /// per device, collectives, FLOPs, bytes accessed and estimated time, at the
+    /// requested matmul precision and at `default`. Picks the best plan that fits;
+    /// --write-rules saves it for `tpuc compile --sharding-rules`.
+    #[cfg(feature = "compiler")]
+    Plan(plan_cmd::PlanArgs),
     /// Run passes on an MLIR file and print the result (used by the lit tests).
     #[cfg(feature = "compiler")]
     Opt {
@@ -191,7 +202,7 @@ fn main() -> ExitCode {
             }
         }
         let about = "tpuc, runtime-only build: runs artifacts compiled by `tpuc compile` on PJRT \
-                     plugins (CPU, CUDA, TPU, Neuron). It holds no compiler: compile, opt and \
+                     plugins (CPU, CUDA, TPU, Neuron). It holds no compiler: compile, plan, opt and \
                      inspect need a tpuc built with the default `compiler` feature.";
         command = command.about(about).long_about(format!(
             "{about}\n\nTypical use:\n  tpuc devices\n  \
@@ -215,6 +226,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         #[cfg(feature = "compiler")]
         Command::Compile(args) => compiler_cmds::compile(&args, cli.verbose),
+        #[cfg(feature = "compiler")]
+        Command::Plan(args) => plan_cmd::plan_command(&args),
         #[cfg(feature = "compiler")]
         Command::Opt {
             file,

@@ -84,6 +84,36 @@ pub fn seeds(
     Ok(out)
 }
 
+/// The mesh axis each strategy splits on.
+pub fn preset_axis(preset: ShardPreset) -> &'static str {
+    match preset {
+        ShardPreset::DataParallel => "dp",
+        ShardPreset::Fsdp => "fsdp",
+        ShardPreset::Megatron => "tp",
+        ShardPreset::Expert => "ep",
+    }
+}
+
+/// Every mesh axis must be used by a strategy or a rule: an axis nothing splits on
+/// would only replicate the program over more devices, which is never what a mesh is
+/// written for (a misspelt `tp`, say).
+fn check_axes_used(request: &ShardingRequest) -> Result<(), CompileError> {
+    for axis in &request.mesh.axes {
+        let by_preset = request.presets.iter().any(|p| preset_axis(*p) == axis.name);
+        let by_rule = request
+            .rules
+            .iter()
+            .any(|r| r.sharding.dims.iter().flatten().any(|a| *a == axis.name));
+        if !by_preset && !by_rule {
+            return Err(CompileError::Sharding(format!(
+                "mesh axis `{}` is used by no --shard strategy or sharding rule (data-parallel splits on dp, fsdp on fsdp, megatron on tp, expert on ep); rename it or add the strategy",
+                axis.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The expert-parallel preset: the first dimension of every fused expert weight (a
 /// parameter `<module>.experts.<tensor>`, as transformers 5 stores a mixture-of-experts
 /// layer's experts: `gate_up_proj [E, 2I, H]`, `down_proj [E, H, I]`, biases `[E, ..]`)
@@ -196,30 +226,59 @@ pub struct Rule {
     pub origin: String,
 }
 
+/// A `--sharding-rules` file: its rules, and the mesh and strategies it names (the
+/// lines `mesh: AXES` and `shard: STRATEGIES`, as `tpuc plan --write-rules` writes
+/// them), which `tpuc compile` uses when its own flags do not give them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RulesFile {
+    pub rules: Vec<Rule>,
+    pub mesh: Option<tpuc_artifact::sharding::Mesh>,
+    pub presets: Vec<ShardPreset>,
+}
+
 /// Reads a rules file: one `PATTERN SHARDING` per line (`model.layers.*.q_proj.weight
-/// [tp, -]`), `#` to the end of a line a comment, blank lines ignored.
-pub fn parse_rules(text: &str, file: &str) -> Result<Vec<Rule>, CompileError> {
-    let mut rules = Vec::new();
+/// [tp, -]`), optionally `mesh: dp=2,tp=4` and `shard: data-parallel,megatron`; `#` to
+/// the end of a line a comment, blank lines ignored.
+pub fn parse_rules(text: &str, file: &str) -> Result<RulesFile, CompileError> {
+    let mut out = RulesFile::default();
     for (i, line) in text.lines().enumerate() {
         let origin = format!("{file}:{}", i + 1);
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
+        let bad = |e: String| CompileError::Sharding(format!("{origin}: {e}"));
+        if let Some(axes) = line.strip_prefix("mesh:") {
+            if out.mesh.is_some() {
+                return Err(bad("a second `mesh:` line".into()));
+            }
+            let mesh = tpuc_artifact::sharding::Mesh::parse(axes.trim())
+                .map_err(|e| bad(format!("mesh: {e}")))?;
+            out.mesh = Some(mesh);
+            continue;
+        }
+        if let Some(list) = line.strip_prefix("shard:") {
+            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let preset = ShardPreset::parse(name).map_err(bad)?;
+                if !out.presets.contains(&preset) {
+                    out.presets.push(preset);
+                }
+            }
+            continue;
+        }
         let Some((pattern, sharding)) = line.split_once(char::is_whitespace) else {
-            return Err(CompileError::Sharding(format!(
-                "{origin}: `{line}` is not `PATTERN SHARDING` (for example `*.q_proj.weight [tp, -]`)"
+            return Err(bad(format!(
+                "`{line}` is not `PATTERN SHARDING` (for example `*.q_proj.weight [tp, -]`), `mesh: AXES` or `shard: STRATEGIES`"
             )));
         };
-        let sharding = TensorSharding::parse(sharding.trim())
-            .map_err(|e| CompileError::Sharding(format!("{origin}: {e}")))?;
-        rules.push(Rule {
+        let sharding = TensorSharding::parse(sharding.trim()).map_err(|e| bad(e.to_string()))?;
+        out.rules.push(Rule {
             pattern: pattern.to_string(),
             sharding,
             origin,
         });
     }
-    Ok(rules)
+    Ok(out)
 }
 
 /// `*` matches any run of characters, `?` exactly one; everything else itself.
@@ -288,11 +347,14 @@ pub fn seeds_for(
     request: &ShardingRequest,
     state: &[(usize, usize)],
 ) -> Result<crate::passes::seed_sharding::Seeds, CompileError> {
+    let args = seeds(graph, request)?;
+    let megatron = megatron_weights(graph, request)?;
+    check_axes_used(request)?;
     Ok(crate::passes::seed_sharding::Seeds {
         mesh: request.mesh.clone(),
         format: request.format,
-        args: seeds(graph, request)?,
-        megatron: megatron_weights(graph, request)?,
+        args,
+        megatron,
         state: state.to_vec(),
     })
 }
@@ -311,12 +373,14 @@ mod tests {
         assert!(glob(b"fc?.bias", b"fc2.bias"));
         assert!(!glob(b"*.weight", b"fc.bias"));
         assert!(!glob(b"fc?.bias", b"fc12.bias"));
-        let rules = parse_rules(
+        let file = parse_rules(
             "# megatron\n*.q_proj.weight [tp, -]  # column\n\n*.o_proj.weight [-, tp]\n",
             "r.txt",
         )
         .unwrap();
+        let rules = &file.rules;
         assert_eq!(rules.len(), 2);
+        assert!(file.mesh.is_none() && file.presets.is_empty());
         assert_eq!(rules[1].origin, "r.txt:4");
         assert_eq!(rules[1].sharding.to_string(), "[-, tp]");
         let e = parse_rules("*.weight\n", "r.txt").unwrap_err().to_string();
@@ -325,5 +389,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a sharding"), "{e}");
+        // What `tpuc plan --write-rules` writes: the mesh and strategies, then rules.
+        let file = parse_rules(
+            "mesh: dp=2,tp=2\nshard: data-parallel, megatron\nfc.weight [tp, -]\n",
+            "plan.rules",
+        )
+        .unwrap();
+        assert_eq!(file.mesh.unwrap().to_string(), "dp=2,tp=2");
+        assert_eq!(
+            file.presets,
+            [ShardPreset::DataParallel, ShardPreset::Megatron]
+        );
+        assert_eq!(file.rules.len(), 1);
+        let e = parse_rules("shard: pipeline\n", "r.txt")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("r.txt:1") && e.contains("pipeline"), "{e}");
+        let e = parse_rules("mesh: tp=2\nmesh: dp=2\n", "r.txt")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("r.txt:2"), "{e}");
     }
 }

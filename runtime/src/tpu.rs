@@ -196,19 +196,153 @@ fn figure(cost: &[(String, NamedValue)], name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// One program compiled by libtpu for one topology: the executable's figures and the
+/// serialized executable.
+pub struct TopologyCompile {
+    pub report: TpuReport,
+    /// libtpu's build description, one line.
+    pub libtpu_version: String,
+    /// The first 16 hex digits of the build description's digest (file names).
+    pub build_key: String,
+    /// Bytes the program's collectives produce per device and call, by opcode
+    /// (`all-reduce`, `all-gather`, ..., from the TPU-optimized HLO; empty when libtpu
+    /// does not give it).
+    pub collectives: Vec<(String, crate::hlo::OpcodeStats)>,
+    pub serialized: Vec<u8>,
+}
+
+/// The opcodes of XLA's collectives (and their asynchronous `-start` halves).
+pub fn is_collective(opcode: &str) -> bool {
+    let base = opcode.strip_suffix("-start").unwrap_or(opcode);
+    matches!(
+        base,
+        "all-reduce"
+            | "all-gather"
+            | "reduce-scatter"
+            | "all-to-all"
+            | "collective-permute"
+            | "ragged-all-to-all"
+    )
+}
+
+/// How often a long libtpu compile says it is still running.
+const TICK: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Compiles `program` (with `options`, over `partitions` devices) for topology `name`
+/// with libtpu. A compile past 30 s calls `tick` with the topology and the time so far,
+/// every 30 s, from another thread.
+pub fn compile_on(
+    plugin: &std::sync::Arc<Plugin>,
+    name: &str,
+    program: &str,
+    partitions: u32,
+    options: &crate::CompileOptions,
+    tick: &(dyn Fn(&str, std::time::Duration) + Sync),
+) -> Result<TopologyCompile, String> {
+    let topology = topology(plugin, name)?;
+    let devices = topology.num_devices().map_err(|e| e.to_string())?;
+    let chips = chips_in(name).unwrap_or(devices).max(1);
+    if devices < partitions as usize {
+        return Err(format!(
+            "--topology {name} has {devices} devices; the program is partitioned over {partitions} (--mesh): use a topology with at least {partitions}"
+        ));
+    }
+    if partitions > 1 && devices != partitions as usize {
+        return Err(format!(
+            "--topology {name} has {devices} devices; the program is partitioned over {partitions} (--mesh): partition over all {devices} (`tpuc plan MODEL --topology {name}` finds a mesh), or compile for a slice of {partitions}"
+        ));
+    }
+    // libtpu's version is a build description over two lines; one line for people,
+    // a digest of it in the file name.
+    let version = topology
+        .platform_version()
+        .map_err(|e| e.to_string())?
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let build_key: String = crate::manifest::Checksum::of(version.as_bytes())
+        .hex()
+        .chars()
+        .take(16)
+        .collect();
+    let start = Instant::now();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let compiled = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut next = TICK;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                if start.elapsed() >= next {
+                    tick(name, start.elapsed());
+                    next += TICK;
+                }
+            }
+        });
+        let r = topology.compile(program.as_bytes(), "mlir", options);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    });
+    let exe = compiled.map_err(|e| rejection(name, &e.to_string()))?;
+    let compile_seconds = start.elapsed().as_secs_f64();
+    let stats = exe.compiled_memory_stats().map_err(|e| e.to_string())?;
+    let cost = exe.cost_analysis().map_err(|e| e.to_string())?;
+    let code = exe.generated_code_size().unwrap_or(0);
+    let serialized = exe.serialize().map_err(|e| e.to_string())?;
+    let collectives = exe
+        .optimized_program()
+        .ok()
+        .and_then(|(format, code)| {
+            crate::hlo::opcode_stats(&crate::hlo::module_of(&format, &code)?)
+        })
+        .map(|stats| {
+            stats
+                .into_iter()
+                .filter(|(op, _)| is_collective(op))
+                .collect()
+        })
+        .unwrap_or_default();
+    // A chip's HBM is shared by the devices it exposes.
+    let per_chip = (devices / chips).max(1) as i64;
+    let hbm = hbm_bytes_per_chip(name).unwrap_or(0) / per_chip;
+    let report = TpuReport {
+        chips,
+        devices,
+        partitions,
+        argument_bytes: stats.argument_size_in_bytes,
+        output_bytes: stats.output_size_in_bytes,
+        alias_bytes: stats.alias_size_in_bytes,
+        temp_bytes: stats.temp_size_in_bytes,
+        peak_bytes: stats.peak_memory_in_bytes,
+        generated_code_bytes: code.max(stats.generated_code_size_in_bytes),
+        flops: figure(&cost, "flops"),
+        transcendentals: figure(&cost, "transcendentals"),
+        bytes_accessed: figure(&cost, "bytes accessed"),
+        hbm_bytes_per_device: hbm,
+        fits: hbm == 0 || stats.peak_memory_in_bytes <= hbm,
+        compile_seconds,
+    };
+    Ok(TopologyCompile {
+        report,
+        libtpu_version: version,
+        build_key,
+        collectives,
+        serialized,
+    })
+}
+
 /// Compiles `program` (the program of the artifact directory `dir`, being written, with
 /// node locations, `tpuc_compiler::program_with_node_locations`; its manifest is
 /// `manifest`) for each topology, writing `tpu/<topology>/libtpu-<digest of the libtpu
 /// build>.executable` and adding the manifest's entries. `say` gets one line per
-/// topology compiled and a warning for each the program does not fit (`tpuc compile`
-/// prints them on stderr).
+/// topology compiled, a warning for each the program does not fit, and a line every
+/// 30 s of a long compile (`tpuc compile` prints them on stderr).
 pub fn compile_for_topologies(
     dir: &Path,
     manifest: &mut Manifest,
     program: &str,
     topologies: &[String],
     libtpu: Option<&Path>,
-    say: &dyn Fn(&str),
+    say: &(dyn Fn(&str) + Sync),
 ) -> Result<(), String> {
     let plugin = load_libtpu(libtpu)?;
     crate::version::check_stablehlo_version(dir, &manifest.stablehlo_version, &plugin)
@@ -218,84 +352,45 @@ pub fn compile_for_topologies(
         None => (1, crate::CompileOptions::default()),
     };
     for name in topologies {
-        let topology = topology(&plugin, name)?;
-        let devices = topology.num_devices().map_err(|e| e.to_string())?;
-        let chips = chips_in(name).unwrap_or(devices).max(1);
-        if devices < partitions as usize {
-            return Err(format!(
-                "--topology {name} has {devices} devices; the program is partitioned over {partitions} (--mesh): use a topology with at least {partitions}"
-            ));
-        }
-        // libtpu's version is a build description over two lines; one line for people,
-        // a digest of it in the file name.
-        let version = topology
-            .platform_version()
-            .map_err(|e| e.to_string())?
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let build_key: String = crate::manifest::Checksum::of(version.as_bytes())
-            .hex()
-            .chars()
-            .take(16)
-            .collect();
-        let start = Instant::now();
-        let exe = topology
-            .compile(program.as_bytes(), "mlir", &options)
-            .map_err(|e| rejection(name, &e.to_string()))?;
-        let compile_seconds = start.elapsed().as_secs_f64();
-        let stats = exe.compiled_memory_stats().map_err(|e| e.to_string())?;
-        let cost = exe.cost_analysis().map_err(|e| e.to_string())?;
-        let code = exe.generated_code_size().unwrap_or(0);
-        let bytes = exe.serialize().map_err(|e| e.to_string())?;
-        // A chip's HBM is shared by the devices it exposes.
-        let per_chip = (devices / chips).max(1) as i64;
-        let hbm = hbm_bytes_per_chip(name).unwrap_or(0) / per_chip;
-        let report = TpuReport {
-            chips,
-            devices,
-            partitions,
-            argument_bytes: stats.argument_size_in_bytes,
-            output_bytes: stats.output_size_in_bytes,
-            alias_bytes: stats.alias_size_in_bytes,
-            temp_bytes: stats.temp_size_in_bytes,
-            peak_bytes: stats.peak_memory_in_bytes,
-            generated_code_bytes: code.max(stats.generated_code_size_in_bytes),
-            flops: figure(&cost, "flops"),
-            transcendentals: figure(&cost, "transcendentals"),
-            bytes_accessed: figure(&cost, "bytes accessed"),
-            hbm_bytes_per_device: hbm,
-            fits: hbm == 0 || stats.peak_memory_in_bytes <= hbm,
-            compile_seconds,
+        let tick = |topology: &str, elapsed: std::time::Duration| {
+            say(&format!(
+                "libtpu: still compiling for TPU {topology} ({} s so far)",
+                elapsed.as_secs()
+            ))
         };
-        let relative = crate::layout::tpu_executable_file(name, &build_key);
+        let compiled = compile_on(&plugin, name, program, partitions, &options, &tick)?;
+        let report = compiled.report;
+        let relative = crate::layout::tpu_executable_file(name, &compiled.build_key);
         let path = dir.join(&relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
         }
-        std::fs::write(&path, &bytes)
+        std::fs::write(&path, &compiled.serialized)
             .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
         if !report.fits {
             say(&format!(
                 "warning: on {name} the program needs {} per device at its peak; a device has {}",
                 mib(report.peak_bytes.max(0) as u64),
-                mib(hbm as u64)
+                mib(report.hbm_bytes_per_device as u64)
             ));
         }
         say(&format!(
-            "compiled for TPU {name} ({chips} chips, {devices} devices; libtpu {version}) in {:.2} s: peak {} per device, {:.3e} FLOP",
-            compile_seconds,
+            "compiled for TPU {name} ({} chips, {} devices; libtpu {}) in {:.2} s: peak {} per device, {:.3e} FLOP",
+            report.chips,
+            report.devices,
+            compiled.libtpu_version,
+            report.compile_seconds,
             mib(report.peak_bytes.max(0) as u64),
             report.flops
         ));
         manifest.tpu_executables.push(TpuExecutable {
             topology: name.clone(),
-            libtpu_version: version,
+            libtpu_version: compiled.libtpu_version,
             stablehlo_version: manifest.stablehlo_version.clone(),
             executable: FileRef {
                 file: relative.to_string_lossy().into_owned(),
-                checksum: crate::manifest::Checksum::of(&bytes),
+                checksum: crate::manifest::Checksum::of(&compiled.serialized),
             },
             report,
         });

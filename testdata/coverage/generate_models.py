@@ -875,6 +875,46 @@ def build_qwen2_moe():
     return _decoder(Qwen2MoeForCausalLM(cfg), ": 4 experts, top-2, sigmoid-gated shared expert." + MOE_NOTE)
 
 
+def build_qwen3_moe():
+    from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM
+
+    cfg = Qwen3MoeConfig(
+        **DEC, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16, decoder_sparse_step=1,
+        experts_implementation="batched_mm",
+    )
+    return _decoder(Qwen3MoeForCausalLM(cfg), ": 4 experts, top-2, q/k RMSNorm (Qwen3-30B-A3B's layout)." + MOE_NOTE)
+
+
+def build_deepseek_v3():
+    from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
+
+    cfg = DeepseekV3Config(
+        **dict(DEC, num_hidden_layers=2, num_key_value_heads=4), n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+        n_shared_experts=1, first_k_dense_replace=1, n_group=2, topk_group=1, kv_lora_rank=16, q_lora_rank=16,
+        qk_rope_head_dim=8, qk_nope_head_dim=8, v_head_dim=8, experts_implementation="batched_mm",
+    )
+    return _decoder(
+        DeepseekV3ForCausalLM(cfg),
+        ": DeepSeek-style: multi-head latent attention (q and kv LoRA ranks 16), layer 0 dense, layer 1 "
+        "4 routed experts (sigmoid scores, group-limited top-2 over 2 groups) and a shared expert."
+        + MOE_NOTE,
+    )
+
+
+def build_gpt_oss():
+    from transformers import GptOssConfig, GptOssForCausalLM
+
+    cfg = GptOssConfig(
+        **DEC, num_local_experts=4, num_experts_per_tok=2, head_dim=8, sliding_window=8,
+        experts_implementation="batched_mm",
+    )
+    return _decoder(
+        GptOssForCausalLM(cfg),
+        ": GPT-OSS: 4 experts with biases (fused gate_up interleaved, clamped SwiGLU), top-2 router with "
+        "bias, attention sinks, sliding window 8 on alternate layers." + MOE_NOTE,
+    )
+
+
 # --------------------------------------------------------------------------
 # Registry: name -> (family, builder). Order = index order.
 # --------------------------------------------------------------------------
@@ -935,6 +975,9 @@ MODELS = collections.OrderedDict(
         ("mixtral", ("moe", build_mixtral)),
         ("mixtral_default_experts", ("moe", build_mixtral_default_experts)),
         ("qwen2_moe", ("moe", build_qwen2_moe)),
+        ("qwen3_moe", ("moe", build_qwen3_moe)),
+        ("deepseek_v3", ("moe", build_deepseek_v3)),
+        ("gpt_oss", ("moe", build_gpt_oss)),
     ]
 )
 

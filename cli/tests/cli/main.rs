@@ -13,6 +13,7 @@ mod dynamic;
 mod faults;
 mod neuron;
 mod pipeline;
+mod plan;
 mod sharded_decoders;
 mod sharded_state;
 mod sharding;

@@ -65,6 +65,8 @@ const MEGATRON_GAPS: &[&str] = &[
     "mixtral",
     "mixtral_default_experts",
     "qwen2_moe",
+    "deepseek_v3",
+    "gpt_oss",
 ];
 
 /// Megatron's forward pass communicates by all-reduce only (after each row-parallel

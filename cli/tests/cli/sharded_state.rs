@@ -103,6 +103,8 @@ fn decode_steps_generate_under_tensor_parallelism() {
         "megatron",
         "--sharding-format",
         "gspmd",
+        "-o",
+        "-",
     ]);
     assert!(ok, "{err}");
     assert!(

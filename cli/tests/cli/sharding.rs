@@ -476,7 +476,9 @@ fn megatron_preset_matches_pytorch_and_the_hand_written_rules() {
     };
     let rules_text =
         std::fs::read_to_string(repo().join("testdata/sharding/llama_megatron.rules")).unwrap();
-    let rules = tpuc_compiler::sharding::parse_rules(&rules_text, "llama_megatron.rules").unwrap();
+    let rules = tpuc_compiler::sharding::parse_rules(&rules_text, "llama_megatron.rules")
+        .unwrap()
+        .rules;
     for name in ["mlp", "gpt2", "bert", "llama"] {
         let model_dir = repo().join("testdata/models").join(name);
         let mut files: Vec<PathBuf> = std::fs::read_dir(model_dir.join("inputs"))

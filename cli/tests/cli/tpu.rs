@@ -240,8 +240,8 @@ fn report_figures_grow_with_the_batch() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Sharded programs compile for v5e:2x2, and each device holds the share the strategy
-/// implies: Megatron's tp=2 puts less than the whole model on a device, fsdp=4 at most
+/// Sharded programs compile for a slice of their mesh's size (v5e:2x1, v5e:2x2), and
+/// each device holds the share the strategy implies: Megatron's tp=2 puts less than the whole model on a device, fsdp=4 at most
 /// half of it. Measured against the unsharded program on the same slice: the TPU pads
 /// each small tensor to its tiles (this Llama's tensors are 32 wide), so its shares
 /// are not the exact 1/k the CPU plugin shows (`cli/tests/cli/sharded_decoders.rs`).
@@ -258,13 +258,19 @@ fn sharded_programs_compile_for_v5e_with_per_device_shares() {
     // never do, and the TPU pads a packed tensor differently.
     let whole = compile(&model, &dir.join("whole.tpuc"), "v5e:2x2", &["-O1"]).unwrap();
     let whole_args = whole.tpu_executables[0].report.argument_bytes;
-    for (tag, flags, at_most) in [
+    for (tag, topology, flags, at_most) in [
         (
             "tp2",
+            "v5e:2x1",
             args(&["--mesh", "tp=2", "--shard", "megatron"]),
             0.85,
         ),
-        ("fsdp4", args(&["--mesh", "fsdp=4", "--shard", "fsdp"]), 0.5),
+        (
+            "fsdp4",
+            "v5e:2x2",
+            args(&["--mesh", "fsdp=4", "--shard", "fsdp"]),
+            0.5,
+        ),
     ] {
         for format in ["shardy", "gspmd"] {
             let mut extra = flags.clone();
@@ -272,7 +278,7 @@ fn sharded_programs_compile_for_v5e_with_per_device_shares() {
             let m = compile(
                 &model,
                 &dir.join(format!("{tag}-{format}.tpuc")),
-                "v5e:2x2",
+                topology,
                 &extra,
             )
             .unwrap_or_else(|e| panic!("{tag} {format}: {e}"));
@@ -305,6 +311,17 @@ fn sharded_programs_compile_for_v5e_with_per_device_shares() {
                 "megatron",
             ],
             "has 1 devices; the program is partitioned over 2",
+        ),
+        (
+            vec![
+                "--topology",
+                "v5e:2x2",
+                "--mesh",
+                "tp=2",
+                "--shard",
+                "megatron",
+            ],
+            "partition over all 4",
         ),
         (vec!["--topology", "v9:1x1"], "libtpu does not accept it"),
         (

@@ -40,7 +40,9 @@
 //! earlier column-parallel Linear split them (through the attention heads: reshapes
 //! keep a split major part, attention composites keep the query's heads), an embedding
 //! table is vocabulary-parallel, and a gated MLP composite's gate and up projections
-//! are column-parallel and its down projection row-parallel.
+//! are column-parallel and its down projection row-parallel. A mixture-of-experts
+//! router (a Linear whose scores reach a top-k `sort` through no other matmul) stays
+//! whole.
 //!
 //! State arguments (`tpuc.state = RESULT`, written by `tpuc-seed-sharding` for a KV
 //! cache) that no seed decided are decided at their first update, in program order: a
@@ -658,6 +660,41 @@ struct WeightView {
     dims: Vec<usize>,
 }
 
+/// Whether `op` is a mixture-of-experts router: a `dot_general` whose result reaches a
+/// `sort` (top-k routing) through no other matmul (walking forward through at most 64
+/// ops that are neither `dot_general` nor an attention or gated-MLP composite). Megatron
+/// leaves a router's weight whole: its few outputs gain nothing from a split, and
+/// XLA's partitioner aborts on DeepSeek's group-limited routing when they are split.
+fn is_router(op: MlirOperation) -> bool {
+    if ir::op_name(op) != "stablehlo.dot_general" {
+        return false;
+    }
+    let mut seen: Vec<usize> = Vec::new();
+    let mut frontier: Vec<MlirValue> = ir::results(op);
+    while let Some(v) = frontier.pop() {
+        for user in ir::users(v) {
+            if seen.contains(&(user.ptr as usize)) {
+                continue;
+            }
+            if seen.len() >= 64 {
+                return false;
+            }
+            seen.push(user.ptr as usize);
+            match ir::op_name(user) {
+                "stablehlo.sort" => return true,
+                "stablehlo.dot_general" | "func.return" => {}
+                "stablehlo.composite"
+                    if matches!(
+                        composite_name(user).as_deref(),
+                        Some(SDPA) | Some("tpuc.gated_mlp")
+                    ) => {}
+                _ => frontier.extend(ir::results(user)),
+            }
+        }
+    }
+    false
+}
+
 /// Megatron's choice for an undecided weight at its first use `op`: as the weight of
 /// a Linear (`dot_general` against an activation, contracting one weight dimension),
 /// column-parallel (its other dimension split on `axis`) when the activation's
@@ -890,6 +927,9 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
                 };
                 let arg = parent.arg;
                 undecided.insert(ir::result(op, 0).ptr as usize, WeightView { arg, dims });
+            }
+            if is_router(op) {
+                continue;
             }
             for (w, s) in megatron_weights(&mesh, axis, op, &known, &undecided) {
                 let Some(view) = undecided.get(&w) else {
