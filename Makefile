@@ -134,7 +134,7 @@ zoo: setup testdata-venv
 	$(CARGO) build --release -p tpuc-cli --bin tpuc
 	$(TESTDATA_VENV)/bin/python testdata/zoo/generate.py --out target/zoo
 	TPUC_CACHE_DIR=$(REPO)/target/zoo-cache python3 scripts/zoo_table.py --tpuc target/release/tpuc \
-		--zoo target/zoo --out BENCH-zoo.md --json target/zoo/plans.json --command "make zoo"
+		--zoo target/zoo --out BENCH-zoo.md --rows target/zoo/rows --command "make zoo"
 
 testdata-venv:
 	@test -x $(TESTDATA_VENV)/bin/python || python3 -m venv $(TESTDATA_VENV)

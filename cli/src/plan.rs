@@ -21,8 +21,9 @@
 //!    the least collective bytes, then the least peak memory. When none of them fits,
 //!    the next few are compiled, until one fits or none is left.
 //!
-//! Measured candidates are cached (`$TPUC_CACHE_DIR` or `~/.cache/tpuc`, `plans/`),
-//! keyed by the program, its compile options, the topology and the libtpu build.
+//! Measured candidates are cached (`plans/` in `$TPUC_CACHE_DIR`, else in
+//! `~/.cache/tpuc`), keyed by the program, its compile options, the topology and the
+//! libtpu build.
 
 use std::path::{Path, PathBuf};
 
@@ -184,10 +185,22 @@ fn bytes_of(dtype: tpuc_runtime::DType, shape: &[i64]) -> u64 {
     shape.iter().map(|&d| d.max(0) as u64).product::<u64>() * dtype.size_in_bytes() as u64
 }
 
-/// The bytes of the largest tensor type written in `program` (MLIR text).
+/// The bytes of the largest value an operation of `program` (MLIR text, generic form)
+/// computes: the tensor types after `->` on the lines of `stablehlo.*` operations.
 pub fn largest_tensor_bytes(program: &str) -> u64 {
+    program
+        .lines()
+        .filter(|l| l.contains("= \"stablehlo."))
+        .filter_map(|l| l.rsplit_once("->").map(|(_, r)| r))
+        .map(largest_in)
+        .max()
+        .unwrap_or(0)
+}
+
+/// The bytes of the largest tensor type written in `text`.
+fn largest_in(text: &str) -> u64 {
     let mut best = 0u64;
-    for piece in program.split("tensor<").skip(1) {
+    for piece in text.split("tensor<").skip(1) {
         let Some(body) = piece.split('>').next() else {
             continue;
         };
@@ -398,8 +411,14 @@ pub fn measured_on_tpu(
     m
 }
 
-/// Where measured candidates are cached (see the module comment).
+/// Where measured candidates are cached: `plans/` in `$TPUC_CACHE_DIR`, else beside
+/// the executable cache (`~/.cache/tpuc/plans`).
 pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) =
+        std::env::var_os(tpuc_runtime::cache::CACHE_DIR_ENV).filter(|d| !d.is_empty())
+    {
+        return Some(PathBuf::from(dir).join("plans"));
+    }
     let executables = tpuc_runtime::cache::default_cache_dir()?;
     Some(executables.parent()?.join("plans"))
 }
@@ -478,10 +497,11 @@ mod tests {
     }
 
     #[test]
-    fn the_largest_tensor_type_of_a_program() {
-        let text = "%0 = \"stablehlo.add\"(%a, %b) : (tensor<2x3xf32>, tensor<4xbf16>) -> tensor<16x16xi64>";
+    fn the_largest_value_of_a_program() {
+        let text = "^bb0(%a: tensor<64x64xf32>):\n  %0 = \"stablehlo.add\"(%a, %b) : (tensor<2x3xf32>, tensor<4xbf16>) -> tensor<16x16xi64>\n  %1 = \"stablehlo.abs\"(%c) : (tensor<f32>) -> tensor<?x4xf32>";
+        // Results only: the 64x64 argument is not a value the program computes.
         assert_eq!(largest_tensor_bytes(text), 16 * 16 * 8);
-        assert_eq!(largest_tensor_bytes("tensor<f32> tensor<?x4xf32>"), 4);
+        assert_eq!(largest_in("tensor<f32> tensor<?x4xf32>"), 4);
     }
 
     #[test]

@@ -387,19 +387,23 @@ pub fn run_planner(
 /// libtpu's compile-time out-of-memory error as a measurement that does not fit: the
 /// memory it says the program needs (`... (54.42G) exceeds available HBM (15.75G)`).
 fn out_of_memory(message: &str, hbm: i64) -> Option<Measured> {
-    if !message.contains("Ran out of memory") && !message.contains("HbmOom") {
+    if !tpuc_runtime::tpu::is_out_of_memory(message) {
         return None;
     }
-    let needed = message
-        .split("required for")
-        .nth(1)
-        .and_then(|rest| rest.split('(').nth(1))
-        .and_then(|n| n.split(')').next())
-        .and_then(parse_size)
-        .unwrap_or(0.0);
+    let figure = |after: &str| {
+        message
+            .split(after)
+            .nth(1)
+            .and_then(|rest| rest.split('(').nth(1))
+            .and_then(|n| n.split(')').next())
+            .and_then(parse_size)
+    };
+    let needed = figure("required for").unwrap_or(0.0);
+    // What libtpu says a device has (less than the chip's HBM: it keeps some).
+    let available = figure("exceeds available HBM").map_or(hbm, |a| a as i64);
     Some(Measured {
         peak_bytes: needed as i64,
-        hbm_bytes: hbm,
+        hbm_bytes: available,
         fits: false,
         ..Measured::default()
     })
@@ -580,15 +584,18 @@ fn nothing_fits(o: &Outcome) -> String {
         .filter_map(|e| Some((e, e.measured.as_ref()?)))
         .min_by_key(|(_, m)| m.peak_bytes);
     match closest {
-        Some((e, m)) => format!(
-            "no plan fits {}: the closest is --mesh {} --shard {}, which needs {} per device at its peak, {} over the {} a device has",
-            o.target,
-            e.candidate.mesh_text(),
-            e.candidate.strategies(),
-            gib(m.peak_bytes as f64),
-            gib((m.peak_bytes - o.hbm).max(0) as f64),
-            gib(o.hbm as f64)
-        ),
+        Some((e, m)) => {
+            let has = if m.hbm_bytes > 0 { m.hbm_bytes } else { o.hbm };
+            format!(
+                "no plan fits {}: the closest is --mesh {} --shard {}, which needs {} per device, {} over the {} a device has (libtpu's figure); a slice with more devices, or more HBM per chip, would hold it",
+                o.target,
+                e.candidate.mesh_text(),
+                e.candidate.strategies(),
+                gib(m.peak_bytes as f64),
+                gib((m.peak_bytes - has).max(0) as f64),
+                gib(has as f64)
+            )
+        }
         None => format!("no plan could be compiled for {}", o.target),
     }
 }

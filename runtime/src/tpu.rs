@@ -330,6 +330,139 @@ pub fn compile_on(
     })
 }
 
+/// Whether `message` is libtpu's compile-time out-of-memory refusal.
+pub fn is_out_of_memory(message: &str) -> bool {
+    message.contains("Ran out of memory") || message.contains("HbmOom")
+}
+
+/// What takes the memory libtpu's out-of-memory refusal totals, named: the largest
+/// arguments as each device holds them (weights by state-dict name), and the largest
+/// values the program computes, by graph node (from `program`'s node locations; whole
+/// tensors: a partitioned program holds a part of each), with a hint.
+pub fn memory_culprits(manifest: &Manifest, program: &str) -> String {
+    fn size(bytes: u64) -> String {
+        let gib = bytes as f64 / (1u64 << 30) as f64;
+        if gib >= 1.0 {
+            format!("{gib:.2} GiB")
+        } else {
+            format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
+        }
+    }
+    let mesh = manifest.partitioning.as_ref().map(|p| &p.mesh);
+    let mut args: Vec<(u64, String)> = manifest
+        .arguments
+        .iter()
+        .map(|a| {
+            let whole = a.shape.iter().map(|&d| d.max(0) as u64).product::<u64>()
+                * a.dtype.size_in_bytes() as u64;
+            let parts: u64 = match (mesh, &a.sharding) {
+                (Some(m), Some(s)) => s
+                    .dims
+                    .iter()
+                    .flatten()
+                    .map(|x| m.axis_size(x).unwrap_or(1).max(1) as u64)
+                    .product(),
+                _ => 1,
+            };
+            (
+                whole / parts,
+                a.weight.clone().unwrap_or_else(|| a.name.clone()),
+            )
+        })
+        .collect();
+    let total: u64 = args.iter().map(|(b, _)| b).sum();
+    args.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let listed: Vec<String> = args
+        .iter()
+        .take(5)
+        .map(|(b, n)| format!("`{n}` {}", size(*b)))
+        .collect();
+    let mut text = format!(
+        "the arguments take {} per device; the largest: {}",
+        size(total),
+        listed.join(", ")
+    );
+    let values = largest_values(program);
+    if !values.is_empty() {
+        let listed: Vec<String> = values
+            .iter()
+            .take(5)
+            .map(|(b, node, ty)| format!("`{node}` {ty} {}", size(*b)))
+            .collect();
+        text.push_str(&format!(
+            "\nthe largest values the program computes (graph node, whole tensor): {}",
+            listed.join(", ")
+        ));
+    }
+    text.push_str(
+        "\nhint: partition it over more devices: `tpuc plan MODEL --topology SLICE` compiles the meshes that split these and says which fits",
+    );
+    text
+}
+
+/// The values `program` (generic MLIR with node locations) computes, largest first,
+/// one per graph node: (bytes, node, type).
+fn largest_values(program: &str) -> Vec<(u64, String, String)> {
+    let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for line in program.lines() {
+        if let Some((alias, rest)) = line.split_once(" = loc(\"") {
+            if let Some(name) = rest.split('"').next() {
+                names.insert(alias.trim(), name);
+            }
+        }
+    }
+    let mut best: std::collections::HashMap<String, (u64, String)> = Default::default();
+    for line in program.lines() {
+        if !line.contains("= \"stablehlo.") {
+            continue;
+        }
+        let Some((_, tail)) = line.rsplit_once("->") else {
+            continue;
+        };
+        let Some((ty, loc)) = tail.rsplit_once(" loc(") else {
+            continue;
+        };
+        let loc = loc.trim_end_matches(')');
+        let node = match loc.strip_prefix('"') {
+            Some(inline) => inline.split('"').next().unwrap_or(""),
+            None => names.get(loc).copied().unwrap_or(""),
+        };
+        if node.is_empty() {
+            continue;
+        }
+        let ty = ty.trim();
+        let bytes = tensor_bytes(ty);
+        let entry = best.entry(node.to_string()).or_insert((0, String::new()));
+        if bytes > entry.0 {
+            *entry = (bytes, ty.to_string());
+        }
+    }
+    let mut out: Vec<(u64, String, String)> =
+        best.into_iter().map(|(n, (b, t))| (b, n, t)).collect();
+    out.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    out
+}
+
+/// The bytes of a `tensor<AxBxdtype>` type (0 when it is not one of known size).
+fn tensor_bytes(ty: &str) -> u64 {
+    let Some(body) = ty.strip_prefix("tensor<").and_then(|t| t.strip_suffix('>')) else {
+        return 0;
+    };
+    let mut parts: Vec<&str> = body.split('x').collect();
+    let elem = match parts.pop().unwrap_or("") {
+        "f64" | "i64" | "ui64" => 8,
+        "f32" | "i32" | "ui32" => 4,
+        "f16" | "bf16" | "i16" | "ui16" => 2,
+        "i8" | "ui8" | "i1" => 1,
+        _ => return 0,
+    };
+    parts
+        .iter()
+        .map(|d| d.parse::<u64>().ok())
+        .product::<Option<u64>>()
+        .map_or(0, |n| n * elem)
+}
+
 /// Compiles `program` (the program of the artifact directory `dir`, being written, with
 /// node locations, `tpuc_compiler::program_with_node_locations`; its manifest is
 /// `manifest`) for each topology, writing `tpu/<topology>/libtpu-<digest of the libtpu
@@ -358,7 +491,13 @@ pub fn compile_for_topologies(
                 elapsed.as_secs()
             ))
         };
-        let compiled = compile_on(&plugin, name, program, partitions, &options, &tick)?;
+        let compiled =
+            compile_on(&plugin, name, program, partitions, &options, &tick).map_err(|e| {
+                match is_out_of_memory(&e) {
+                    true => format!("{e}\n{}", memory_culprits(manifest, program)),
+                    false => e,
+                }
+            })?;
         let report = compiled.report;
         let relative = crate::layout::tpu_executable_file(name, &compiled.build_key);
         let path = dir.join(&relative);

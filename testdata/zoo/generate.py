@@ -9,6 +9,9 @@ allocated or downloaded), in bf16, and exported twice:
   <out>/<name>/decode.json    one static-KV-cache decode step, batch 8, cache 4,096
                               (transformers' convert_and_export_with_cache)
   <out>/<name>/meta.json      the configuration, versions, parameter count, programs
+                              (a program transformers cannot export is recorded with
+                              its error: DeepSeek-V2's decode step, whose latent KV
+                              cache transformers' static cache does not hold)
 
 The files are the ExportedProgram JSON of torch.export's serializer (weights absent:
 compile them with `tpuc compile --weights-as-inputs`, or plan them with `tpuc plan
@@ -143,10 +146,16 @@ def build(name):
 
     cls_name, values, _ = ZOO[name]
     config = getattr(transformers, cls_name)(**values)
-    config._attn_implementation = "sdpa"
-    with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(config, dtype=BF16)
-    return model.eval(), config
+    # SDPA where transformers has it for the architecture (GPT-OSS has not: eager).
+    for attention in ("sdpa", "eager"):
+        config._attn_implementation = attention
+        try:
+            with torch.device("meta"):
+                model = transformers.AutoModelForCausalLM.from_config(config, dtype=BF16)
+            return model.eval(), config
+        except ValueError as e:
+            if "attention implementation" not in str(e) or attention == "eager":
+                raise
 
 
 class Prefill(torch.nn.Module):
@@ -201,7 +210,20 @@ def generate(name, out, forms):
     programs = {}
     for form in forms:
         t = time.time()
-        ep = export_prefill(model) if form == "prefill" else export_decode(model)
+        try:
+            ep = export_prefill(model) if form == "prefill" else export_decode(model)
+        except Exception as e:  # noqa: BLE001 - recorded: the program is not in the zoo
+            text = str(e)
+            # Dynamo wraps the error that stopped the trace; name that one.
+            inner = text.split("got RuntimeError('", 1)
+            reason = inner[1].split("')", 1)[0] if len(inner) == 2 else text.strip().splitlines()[0]
+            reason = f"{type(e).__name__}: {reason[:400]}"
+            print(f"  {form}: not exported: {reason}", flush=True)
+            programs[form] = {"error": reason}
+            stale = os.path.join(d, f"{form}.json")
+            if os.path.exists(stale):
+                os.remove(stale)
+            continue
         data = serialize(ep)
         path = os.path.join(d, f"{form}.json")
         with open(path, "wb") as f:

@@ -1,7 +1,8 @@
 //! `tpuc plan`: the planner on the tiny corpus decoders for 4 CPU devices picks plans
 //! whose programs run and match PyTorch (compiled from the rules file it writes); on a
 //! TPU slice (with libtpu) it prints XLA's figures and `tpuc compile --auto-shard`
-//! compiles its choice; bad input is refused with a reason.
+//! compiles its choice; bad input is refused with a reason, and a program too big for
+//! a slice gets the closest plan and what takes the memory.
 #![cfg(feature = "compiler")]
 
 use crate::common::{libtpu_present, manifest, repo, run_expect_args, temp, tpuc};
@@ -221,5 +222,58 @@ fn plans_for_a_tpu_slice_and_auto_shard() {
     );
     assert_eq!(manifest.tpu_executables.len(), 1);
     assert!(manifest.tpu_executables[0].report.fits);
+
+    // A program no plan fits (testdata/zoo/too_big.json: 32 GiB of bf16 weights): on one
+    // v5e chip libtpu's out-of-memory refusal comes with what takes the memory, by
+    // weight and graph node; on two, the planner names the closest plan and how far over
+    // it is.
+    let too_big = repo().join("testdata/zoo/too_big.json");
+    let t = too_big.to_str().unwrap();
+    let art = dir.join("too_big.tpuc");
+    let (ok, _, err) = crate::common::tpuc_env(
+        &[
+            "compile",
+            t,
+            "--weights-as-inputs",
+            "-o",
+            art.to_str().unwrap(),
+            "--topology",
+            "v5e:1x1",
+        ],
+        &env,
+    );
+    assert!(!ok, "{err}");
+    for wanted in [
+        "Ran out of memory",
+        "the arguments take 32.00 GiB per device; the largest: `p_down_weight` 16.00 GiB, `p_up_weight` 16.00 GiB",
+        "(graph node, whole tensor): `mm` tensor<8x131072xf32>",
+        "hint: partition it over more devices: `tpuc plan",
+    ] {
+        assert!(err.contains(wanted), "{wanted}: {err}");
+    }
+    assert!(!art.exists());
+    let (ok, _, err) = crate::common::tpuc_env(
+        &["plan", t, "--weights-as-inputs", "--topology", "v5e:2x1"],
+        &env,
+    );
+    assert!(
+        !ok && err.contains("no plan fits v5e:2x1: the closest is --mesh")
+            && err.contains("over the"),
+        "{err}"
+    );
+    // A mesh that does not span the slice.
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        m,
+        "-o",
+        art.to_str().unwrap(),
+        "--topology",
+        "v5e:2x4",
+        "--mesh",
+        "tp=4",
+        "--shard",
+        "megatron",
+    ]);
+    assert!(!ok && err.contains("partition over all 8"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
