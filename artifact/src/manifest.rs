@@ -347,6 +347,8 @@ pub struct Argument {
     pub dtype: DType,
     pub shape: Vec<i64>,
     /// For weights: the key in `weights.safetensors` (the state-dict name, `fc1.weight`).
+    /// For a weight compiled as a user input (`--weights-as-inputs`): the state-dict
+    /// name of the tensor the caller passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<String>,
     /// True when the weight was not present in the source (a bare `model.json` was compiled)

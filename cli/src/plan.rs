@@ -235,11 +235,12 @@ pub fn estimate(manifest: &Manifest, candidate: &Candidate, largest: u64) -> (u6
     let mesh = &p.mesh;
     let mut bytes = 0u64;
     let mut traffic = 0u64;
-    // Tokens: the elements of the first user input (`input_ids [B, S]`).
+    // Tokens: the elements of the first user input that is not a weight passed as an
+    // input (`input_ids [B, S]`).
     let tokens: u64 = manifest
         .arguments
         .iter()
-        .find(|a| a.kind == ArgumentKind::UserInput)
+        .find(|a| a.kind == ArgumentKind::UserInput && a.weight.is_none())
         .map_or(1, |a| a.shape.iter().map(|&d| d.max(1) as u64).product());
     for a in &manifest.arguments {
         let whole = bytes_of(a.dtype, &a.shape);
@@ -466,7 +467,7 @@ pub fn rules_text(chosen: &Evaluated, header: &[String]) -> String {
             let (Some(w), Some(s)) = (&a.weight, &a.sharding) else {
                 continue;
             };
-            if a.kind != ArgumentKind::UserInput && s.dims.iter().any(|d| !d.is_empty()) {
+            if s.dims.iter().any(|d| !d.is_empty()) {
                 out.push_str(&format!("{w} {s}\n"));
             }
         }

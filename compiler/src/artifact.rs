@@ -434,7 +434,9 @@ pub fn write(
             },
             dtype: meta.dtype,
             shape: meta.shape.clone(),
-            weight: is_weight.then_some(key),
+            // A weight passed as an input (`--weights-as-inputs`) keeps the name of the
+            // state-dict tensor it stands for.
+            weight: (is_weight || (as_inputs && kind != ArgumentKind::UserInput)).then_some(key),
             zero_filled: is_weight && !model.has_weights(),
             packed: None,
             sharding: partitioned

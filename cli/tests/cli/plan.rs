@@ -245,7 +245,7 @@ fn plans_for_a_tpu_slice_and_auto_shard() {
     assert!(!ok, "{err}");
     for wanted in [
         "Ran out of memory",
-        "the arguments take 32.00 GiB per device; the largest: `p_down_weight` 16.00 GiB, `p_up_weight` 16.00 GiB",
+        "the arguments take 32.00 GiB per device; the largest: `down.weight` 16.00 GiB, `up.weight` 16.00 GiB",
         "(graph node, whole tensor): `mm` tensor<8x131072xf32>",
         "hint: partition it over more devices: `tpuc plan",
     ] {

@@ -57,6 +57,14 @@ fn bare_model_json_compiles_with_zero_filled_or_input_weights() {
         .iter()
         .all(|a| a.kind == ArgumentKind::UserInput));
     assert_eq!(m.arguments.len(), 7);
+    // Each weight input keeps the state-dict name of the tensor it stands for.
+    let named: Vec<&str> = m
+        .arguments
+        .iter()
+        .filter_map(|a| a.weight.as_deref())
+        .collect();
+    assert_eq!(named.len(), 6, "{named:?}");
+    assert!(named.contains(&"0.weight"), "{named:?}");
     let _ = std::fs::remove_dir_all(&out);
 }
 
