@@ -296,11 +296,15 @@ pub fn precision_passes(precision: &str) -> f64 {
     }
 }
 
-/// Whether `program` has f32 matmuls (whose cost the precision multiplies).
+/// Whether `program` has matmuls of f32 operands (whose cost the precision
+/// multiplies; a bf16 matmul accumulating in f32 takes one pass at any precision).
 pub fn has_f32_matmuls(program: &str) -> bool {
-    program
-        .lines()
-        .any(|l| l.contains("\"stablehlo.dot_general\"") && l.trim_end().ends_with("xf32>"))
+    program.lines().any(|l| {
+        l.contains("\"stablehlo.dot_general\"")
+            && l.rsplit_once(" : (")
+                .and_then(|(_, operands)| operands.split(',').next())
+                .is_some_and(|lhs| lhs.trim().ends_with("xf32>"))
+    })
 }
 
 /// Roofline seconds per call on one chip of `topology` (0 when its rates are unknown):
@@ -503,6 +507,14 @@ mod tests {
         // Results only: the 64x64 argument is not a value the program computes.
         assert_eq!(largest_tensor_bytes(text), 16 * 16 * 8);
         assert_eq!(largest_in("tensor<f32> tensor<?x4xf32>"), 4);
+    }
+
+    #[test]
+    fn only_f32_operands_make_an_f32_matmul() {
+        let bf16 = "%0 = \"stablehlo.dot_general\"(%a, %b) {} : (tensor<4x8xbf16>, tensor<8x2xbf16>) -> tensor<4x2xf32>";
+        let f32 = "%0 = \"stablehlo.dot_general\"(%a, %b) {} : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>";
+        assert!(!has_f32_matmuls(bf16));
+        assert!(has_f32_matmuls(f32));
     }
 
     #[test]

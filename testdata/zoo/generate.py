@@ -207,7 +207,12 @@ def generate(name, out, forms):
     params = sum(p.numel() for p in model.parameters())
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
+    # Programs of other forms generated before stay listed.
     programs = {}
+    meta_path = os.path.join(d, "meta.json")
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            programs = {k: v for k, v in json.load(f).get("programs", {}).items() if k not in forms}
     for form in forms:
         t = time.time()
         try:
@@ -240,7 +245,7 @@ def generate(name, out, forms):
         "dtype": "bf16",
         "prefill": {"batch": 1, "tokens": PREFILL_TOKENS},
         "decode": {"batch": DECODE_BATCH, "max_cache_len": DECODE_CACHE},
-        "programs": programs,
+        "programs": dict(sorted(programs.items(), key=lambda kv: kv[0] != "prefill")),
         "torch_version": torch.__version__,
         "transformers_version": transformers.__version__,
     }
