@@ -75,6 +75,11 @@ enum Command {
     /// --write-rules saves it for `tpuc compile --sharding-rules`.
     #[cfg(feature = "compiler")]
     Plan(plan_cmd::PlanArgs),
+    /// `tpuc plan`'s child: XLA's compile of one candidate (an abort costs that
+    /// candidate, not the plan).
+    #[cfg(feature = "compiler")]
+    #[command(hide = true)]
+    PlanMeasure(plan_cmd::MeasureArgs),
     /// Run passes on an MLIR file and print the result (used by the lit tests).
     #[cfg(feature = "compiler")]
     Opt {
@@ -228,6 +233,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Compile(args) => compiler_cmds::compile(&args, cli.verbose),
         #[cfg(feature = "compiler")]
         Command::Plan(args) => plan_cmd::plan_command(&args),
+        #[cfg(feature = "compiler")]
+        Command::PlanMeasure(args) => plan_cmd::measure_command(&args),
         #[cfg(feature = "compiler")]
         Command::Opt {
             file,

@@ -250,10 +250,6 @@ pub fn run_planner(
     } else {
         1.0
     };
-    let client = match &args.topology {
-        None => Some(crate::load::open_client(args.plugin.as_deref(), &[], devices)?.0),
-        Some(_) => None,
-    };
     let cache = if args.no_cache {
         None
     } else {
@@ -266,8 +262,8 @@ pub fn run_planner(
             let c = &evaluated[i].candidate.clone();
             let manifest = evaluated[i].manifest.clone().expect("compiled");
             let partitioning = manifest.partitioning.as_ref().expect("sharded");
-            let measured = match (&args.topology, &libtpu, &client) {
-                (Some(t), Some(libtpu), _) => {
+            let measured = match (&args.topology, &libtpu) {
+                (Some(t), Some(libtpu)) => {
                     let program = std::fs::read_to_string(dir.join(&manifest.program.file))
                         .map_err(|e| e.to_string())?;
                     let options = partitioning.compile_options();
@@ -304,51 +300,22 @@ pub fn run_planner(
                                 c.mesh_text(),
                                 c.strategies()
                             ));
-                            let tick = |topology: &str, elapsed: std::time::Duration| {
-                                say(&format!(
-                                    "plan: libtpu still compiling {} for {topology} ({} s so far)",
-                                    c.mesh_text(),
-                                    elapsed.as_secs()
-                                ))
-                            };
-                            match tpuc_runtime::tpu::compile_on(
-                                libtpu,
-                                t,
-                                &program,
-                                partitioning.num_partitions,
-                                &options,
-                                &tick,
-                            ) {
-                                Ok(compiled) => {
-                                    let m = plan::measured_on_tpu(t, &compiled, passes);
-                                    if let Some(f) = &file {
-                                        plan::write_cached(f, &m);
-                                    }
-                                    Ok(m)
-                                }
-                                Err(e) => Err(e),
+                            let m = measure_in_child(&dir, args, devices, passes, say);
+                            if let (Ok(m), Some(f)) = (&m, &file) {
+                                plan::write_cached(f, m);
                             }
+                            m
                         }
                     }
                 }
-                (_, _, Some(client)) => {
+                _ => {
                     say(&format!(
                         "plan: compiling {} ({}) on {devices} plugin devices",
                         c.mesh_text(),
                         c.strategies()
                     ));
-                    tpuc_runtime::Session::load_with(
-                        &dir,
-                        client,
-                        &tpuc_runtime::LoadOptions {
-                            cache: tpuc_runtime::CacheMode::Bypass,
-                            ..Default::default()
-                        },
-                    )
-                    .map_err(|e| e.to_string())
-                    .and_then(|s| plan::measured_on_plugin(&s))
+                    measure_in_child(&dir, args, devices, passes, say)
                 }
-                _ => unreachable!("a topology has libtpu, devices a client"),
             };
             match measured {
                 Ok(m) => evaluated[i].measured = Some(m),
@@ -382,6 +349,151 @@ pub fn run_planner(
         target,
         hbm,
     })
+}
+
+/// XLA's compile of one candidate, in a child `tpuc plan-measure`: an abort inside XLA
+/// (its partitioner has CHECKs a program can fail) costs that candidate, not the plan.
+/// The child's progress lines are passed on as they come.
+fn measure_in_child(
+    dir: &Path,
+    args: &PlanArgs,
+    devices: usize,
+    passes: f64,
+    say: &(dyn Fn(&str) + Sync),
+) -> Result<Measured, String> {
+    use std::io::BufRead;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find tpuc itself: {e}"))?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("plan-measure")
+        .arg(dir)
+        .arg("--passes")
+        .arg(passes.to_string());
+    match &args.topology {
+        Some(t) => cmd.args(["--topology", t]),
+        None => cmd.args(["--devices", &devices.to_string()]),
+    };
+    if let Some(p) = &args.libtpu {
+        cmd.arg("--libtpu").arg(p);
+    }
+    if let Some(p) = &args.plugin {
+        cmd.arg("--plugin").arg(p);
+    }
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start tpuc plan-measure: {e}"))?;
+    let stderr = child.stderr.take().expect("piped");
+    let mut stdout = child.stdout.take().expect("piped");
+    let (out, errors) = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let mut errors = Vec::new();
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if line.starts_with("plan:") {
+                    say(&line);
+                } else if !line.trim().is_empty() {
+                    errors.push(line);
+                }
+            }
+            errors
+        });
+        let mut out = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+        (out, reader.join().unwrap_or_default())
+    });
+    let status = child
+        .wait()
+        .map_err(|e| format!("tpuc plan-measure: {e}"))?;
+    if status.success() {
+        return serde_json::from_str(&out).map_err(|e| format!("tpuc plan-measure: {e}"));
+    }
+    let message = errors
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("error: "))
+        .map(|l| l.trim_start_matches("error: ").to_string());
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return Err(format!(
+                "XLA aborted compiling it (signal {signal}{}): its partitioner cannot take this plan",
+                errors
+                    .iter()
+                    .find(|l| l.contains("Check failed"))
+                    .map(|l| format!("; {}", l.trim()))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    Err(message.unwrap_or_else(|| errors.join("\n")))
+}
+
+/// `tpuc plan-measure ART`: the child side of [`measure_in_child`]; prints the
+/// candidate's [`Measured`] as JSON.
+#[derive(clap::Args)]
+pub struct MeasureArgs {
+    pub artifact: PathBuf,
+    #[arg(long)]
+    pub topology: Option<String>,
+    #[arg(long)]
+    pub devices: Option<usize>,
+    #[arg(long, default_value_t = 1.0)]
+    pub passes: f64,
+    #[arg(long)]
+    pub libtpu: Option<PathBuf>,
+    #[arg(long)]
+    pub plugin: Option<PathBuf>,
+}
+
+pub fn measure_command(args: &MeasureArgs) -> Result<ExitCode, String> {
+    let manifest =
+        tpuc_runtime::session::read_manifest(&args.artifact).map_err(|e| e.to_string())?;
+    let partitioning = manifest
+        .partitioning
+        .as_ref()
+        .ok_or("plan-measure takes a partitioned artifact")?;
+    let mesh = partitioning.mesh.to_string();
+    let m = match (&args.topology, args.devices) {
+        (Some(t), _) => {
+            let libtpu = tpuc_runtime::tpu::load_libtpu(args.libtpu.as_deref())?;
+            let program = std::fs::read_to_string(args.artifact.join(&manifest.program.file))
+                .map_err(|e| e.to_string())?;
+            let tick = |topology: &str, elapsed: std::time::Duration| {
+                errln!(
+                    "plan: libtpu still compiling {mesh} for {topology} ({} s so far)",
+                    elapsed.as_secs()
+                )
+            };
+            let compiled = tpuc_runtime::tpu::compile_on(
+                &libtpu,
+                t,
+                &program,
+                partitioning.num_partitions,
+                &partitioning.compile_options(),
+                &tick,
+            )?;
+            plan::measured_on_tpu(t, &compiled, args.passes)
+        }
+        (None, Some(n)) => {
+            let (client, _) = crate::load::open_client(args.plugin.as_deref(), &[], n)?;
+            let session = tpuc_runtime::Session::load_with(
+                &args.artifact,
+                &client,
+                &tpuc_runtime::LoadOptions {
+                    cache: tpuc_runtime::CacheMode::Bypass,
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| e.to_string())?;
+            plan::measured_on_plugin(&session)?
+        }
+        (None, None) => return Err("give --topology or --devices".into()),
+    };
+    outln!("{}", serde_json::to_string(&m).map_err(|e| e.to_string())?);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// libtpu's compile-time out-of-memory error as a measurement that does not fit: the
