@@ -317,10 +317,13 @@ pub fn roofline(topology: &str, m: &Measured, passes: f64) -> f64 {
     (m.flops * passes / flops).max(m.bytes_accessed / hbm) + m.collective_bytes() as f64 / ici
 }
 
-/// Orders candidates for measuring: those whose estimate fits `hbm` (0: unknown)
-/// first, then by traffic, then by estimate.
-pub fn rank(evaluated: &mut [Evaluated], hbm: u64) {
-    evaluated.sort_by_key(|e| {
+/// The order to measure candidates in (indices into `evaluated`): applicable ones
+/// first, those whose estimate fits `hbm` (0: unknown) before the others, then by
+/// traffic, then by estimate.
+pub fn rank(evaluated: &[Evaluated], hbm: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..evaluated.len()).collect();
+    order.sort_by_key(|&i| {
+        let e = &evaluated[i];
         (
             e.skipped.is_some(),
             hbm > 0 && e.estimate > hbm,
@@ -328,6 +331,7 @@ pub fn rank(evaluated: &mut [Evaluated], hbm: u64) {
             e.estimate,
         )
     });
+    order
 }
 
 /// The best measured candidate: fitting, then least time (or, without times, least

@@ -205,24 +205,7 @@ pub fn run_planner(
         }
         evaluated.push(e);
     }
-    // Rank, keeping each candidate's program with it.
-    let mut order: Vec<usize> = (0..evaluated.len()).collect();
-    {
-        let mut keyed: Vec<(usize, Evaluated)> =
-            order.iter().map(|&i| (i, evaluated[i].clone())).collect();
-        let mut ranked: Vec<Evaluated> = keyed.iter().map(|(_, e)| e.clone()).collect();
-        plan::rank(&mut ranked, hbm.max(0) as u64);
-        order = ranked
-            .iter()
-            .map(|r| {
-                let k = keyed
-                    .iter()
-                    .position(|(_, e)| e.candidate == r.candidate)
-                    .expect("same candidates");
-                keyed.remove(k).0
-            })
-            .collect();
-    }
+    let order = plan::rank(&evaluated, hbm.max(0) as u64);
     let applicable: Vec<usize> = order
         .iter()
         .copied()
