@@ -10,16 +10,18 @@
 //! 3. Each is ranked by tpuc's own per-device estimate, before any XLA compile: the
 //!    bytes of its arguments and outputs as split on the mesh, plus twice the program's
 //!    largest intermediate tensor over the product of the axes that split activations
-//!    (`dp`, `tp`, `ep`); candidates whose estimate fits come first, then by a proxy of
-//!    the bytes they communicate per call (weights `fsdp` gathers, row-parallel
-//!    outputs `tp` reduces, expert outputs `ep` combines), then by the estimate.
+//!    (`dp`, `tp`, `ep`); candidates whose estimate fits come first, ordered by a proxy
+//!    of the bytes they communicate per call (weights `fsdp` gathers, row-parallel
+//!    outputs `tp` reduces, expert outputs `ep` combines), then the others by their
+//!    estimate.
 //! 4. The best few (`--top`) are compiled by XLA: libtpu for `--topology` (no TPU
 //!    needed), the plugin for `--devices`. XLA's figures decide: the plan that fits
 //!    with the least estimated time per call (a roofline over the chip's published peak
 //!    FLOP rate, HBM and interconnect bandwidth: FLOPs, bytes accessed, and the bytes
 //!    the partitioned program's collectives produce), on a plugin without such figures
 //!    the least collective bytes, then the least peak memory. When none of them fits,
-//!    the next few are compiled, until one fits or none is left.
+//!    the next few are compiled, until one fits or none is left; once one fits, no
+//!    candidate whose estimate is over the HBM is compiled.
 //!
 //! Measured candidates are cached (`plans/` in `$TPUC_CACHE_DIR`, else in
 //! `~/.cache/tpuc`), keyed by the program, its compile options, the topology and the
@@ -318,18 +320,15 @@ pub fn roofline(topology: &str, m: &Measured, passes: f64) -> f64 {
 }
 
 /// The order to measure candidates in (indices into `evaluated`): applicable ones
-/// first, those whose estimate fits `hbm` (0: unknown) before the others, then by
-/// traffic, then by estimate.
+/// first; those whose estimate fits `hbm` (0: unknown) by traffic, then estimate; then
+/// those over it, the smallest estimate first (the likeliest to fit after all).
 pub fn rank(evaluated: &[Evaluated], hbm: u64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..evaluated.len()).collect();
     order.sort_by_key(|&i| {
         let e = &evaluated[i];
-        (
-            e.skipped.is_some(),
-            hbm > 0 && e.estimate > hbm,
-            e.traffic,
-            e.estimate,
-        )
+        let over = hbm > 0 && e.estimate > hbm;
+        let first = if over { e.estimate } else { e.traffic };
+        (e.skipped.is_some(), over, first, e.estimate)
     });
     order
 }

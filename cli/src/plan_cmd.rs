@@ -239,8 +239,14 @@ pub fn run_planner(
         plan::cache_dir()
     };
     let mut chosen = None;
+    let over = |e: &Evaluated| hbm > 0 && e.estimate > hbm as u64;
     for round in applicable.chunks(args.top) {
         for &i in round {
+            // Once a measured plan fits, candidates tpuc already sees over the HBM are
+            // not worth a compile.
+            if over(&evaluated[i]) && plan::choose(&evaluated).is_some() {
+                break;
+            }
             let dir = programs[i].clone().expect("applicable candidates compiled");
             let c = &evaluated[i].candidate.clone();
             let manifest = evaluated[i].manifest.clone().expect("compiled");
