@@ -66,13 +66,14 @@ enum Command {
     /// weights.safetensors. The same input always gives byte-identical files.
     #[cfg(feature = "compiler")]
     Compile(compiler_cmds::CompileArgs),
-    /// Find how to partition a program over a TPU slice (or N plugin devices): compile
-    /// candidate meshes and strategies (dp, fsdp, ep, tp and their products over the
-    /// devices), rank them by tpuc's per-device estimate, compile the best few with
-    /// XLA (libtpu, no TPU needed) and print per plan whether it fits, its peak memory
-    /// per device, collectives, FLOPs, bytes accessed and estimated time, at the
-    /// requested matmul precision and at `default`. Picks the best plan that fits;
-    /// --write-rules saves it for `tpuc compile --sharding-rules`.
+    /// Find the partitioning of a program that fits a TPU slice (or N plugin devices).
+    ///
+    /// Compiles candidate meshes and strategies (dp, fsdp, ep, tp and their products
+    /// over the devices), ranks them by tpuc's per-device estimate, compiles the best
+    /// few with XLA (libtpu, no TPU needed) and prints per plan whether it fits, its
+    /// peak memory per device, collectives, FLOPs, bytes accessed and estimated time,
+    /// at the requested matmul precision and at `default`. Picks the best plan that
+    /// fits; --write-rules saves it for `tpuc compile --sharding-rules`.
     #[cfg(feature = "compiler")]
     Plan(plan_cmd::PlanArgs),
     /// `tpuc plan`'s child: XLA's compile of one candidate (an abort costs that
