@@ -17,7 +17,8 @@
 //! 4. The best few (`--top`) are compiled by XLA: libtpu for `--topology` (no TPU
 //!    needed), the plugin for `--devices`. XLA's figures decide: the plan that fits
 //!    with the least estimated time per call (a roofline over the chip's published peak
-//!    FLOP rate, HBM and interconnect bandwidth: FLOPs, bytes accessed, and the bytes
+//!    FLOP rate, HBM and interconnect bandwidth: FLOPs (the f32-operand matmuls' share
+//!    of them times the precision's MXU passes), bytes accessed, and the bytes
 //!    the partitioned program's collectives produce), on a plugin without such figures
 //!    the least collective bytes, then the least peak memory. When none of them fits,
 //!    the next few are compiled, until one fits or none is left; once one fits, no
@@ -298,15 +299,66 @@ pub fn precision_passes(precision: &str) -> f64 {
     }
 }
 
-/// Whether `program` has matmuls of f32 operands (whose cost the precision
-/// multiplies; a bf16 matmul accumulating in f32 takes one pass at any precision).
-pub fn has_f32_matmuls(program: &str) -> bool {
-    program.lines().any(|l| {
-        l.contains("\"stablehlo.dot_general\"")
-            && l.rsplit_once(" : (")
-                .and_then(|(_, operands)| operands.split(',').next())
-                .is_some_and(|lhs| lhs.trim().ends_with("xf32>"))
-    })
+/// The share of `program`'s matmul FLOPs whose operands are f32 (whose cost the
+/// precision multiplies; a bf16 matmul accumulating in f32 takes one pass at any
+/// precision): each `dot_general` counted as 2 x its result's elements x its
+/// contracted size.
+pub fn f32_matmul_share(program: &str) -> f64 {
+    let (mut f32_flops, mut all) = (0f64, 0f64);
+    for line in program.lines() {
+        if !line.contains("\"stablehlo.dot_general\"") {
+            continue;
+        }
+        let Some((_, types)) = line.rsplit_once(" : (") else {
+            continue;
+        };
+        let Some((operands, result)) = types.split_once(") -> ") else {
+            continue;
+        };
+        let lhs = operands.split(", ").next().unwrap_or("");
+        let (Some((lhs_shape, lhs_type)), Some((out_shape, _))) =
+            (tensor_dims(lhs), tensor_dims(result))
+        else {
+            continue;
+        };
+        let contracting = line
+            .split("lhs_contracting_dimensions = [")
+            .nth(1)
+            .and_then(|r| r.split(']').next())
+            .unwrap_or("");
+        let contract: f64 = contracting
+            .split(',')
+            .filter_map(|d| d.trim().parse::<usize>().ok())
+            .filter_map(|d| lhs_shape.get(d))
+            .product();
+        let flops = 2.0 * out_shape.iter().product::<f64>() * contract;
+        all += flops;
+        if lhs_type == "f32" {
+            f32_flops += flops;
+        }
+    }
+    if all > 0.0 {
+        f32_flops / all
+    } else {
+        0.0
+    }
+}
+
+/// `tensor<2x3xf32>`'s dimensions and element type.
+fn tensor_dims(ty: &str) -> Option<(Vec<f64>, &str)> {
+    let body = ty.trim().strip_prefix("tensor<")?.split('>').next()?;
+    let mut parts: Vec<&str> = body.split('x').collect();
+    let elem = parts.pop()?;
+    let shape = parts
+        .iter()
+        .map(|d| d.parse::<f64>().ok())
+        .collect::<Option<Vec<_>>>()?;
+    Some((shape, elem))
+}
+
+/// The MXU passes per matmul FLOP at `precision` when `share` of the FLOPs are f32.
+pub fn effective_passes(precision: &str, share: f64) -> f64 {
+    1.0 + share * (precision_passes(precision) - 1.0)
 }
 
 /// Roofline seconds per call on one chip of `topology` (0 when its rates are unknown):
@@ -514,10 +566,15 @@ mod tests {
 
     #[test]
     fn only_f32_operands_make_an_f32_matmul() {
-        let bf16 = "%0 = \"stablehlo.dot_general\"(%a, %b) {} : (tensor<4x8xbf16>, tensor<8x2xbf16>) -> tensor<4x2xf32>";
-        let f32 = "%0 = \"stablehlo.dot_general\"(%a, %b) {} : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>";
-        assert!(!has_f32_matmuls(bf16));
-        assert!(has_f32_matmuls(f32));
+        let bf16 = "%0 = \"stablehlo.dot_general\"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x8xbf16>, tensor<8x2xbf16>) -> tensor<4x2xf32>";
+        let f32 = "%1 = \"stablehlo.dot_general\"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x24xf32>, tensor<24x2xf32>) -> tensor<4x2xf32>";
+        assert_eq!(f32_matmul_share(bf16), 0.0);
+        assert_eq!(f32_matmul_share(f32), 1.0);
+        // 4*2*8 bf16 multiply-adds, 4*2*24 f32: a quarter and three quarters.
+        let both = format!("{bf16}\n{f32}");
+        assert!((f32_matmul_share(&both) - 0.75).abs() < 1e-12);
+        assert!((effective_passes("highest", 0.75) - 4.75).abs() < 1e-12);
+        assert_eq!(effective_passes("default", 0.75), 1.0);
     }
 
     #[test]

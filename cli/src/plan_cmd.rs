@@ -161,7 +161,7 @@ pub fn run_planner(
     // tpuc's compile of every candidate, and its estimate.
     let mut evaluated: Vec<Evaluated> = Vec::with_capacity(all.len());
     let mut largest: Option<u64> = None;
-    let mut f32_matmuls = false;
+    let mut f32_share = 0.0;
     let mut programs: Vec<Option<PathBuf>> = Vec::new();
     for (i, c) in all.iter().enumerate() {
         let dir = work.0.join(format!("{i}.tpuc"));
@@ -194,7 +194,7 @@ pub fn run_planner(
                     let text = std::fs::read_to_string(&program_path)
                         .map_err(|e| format!("{}: {e}", program_path.display()))?;
                     largest = Some(plan::largest_tensor_bytes(&text));
-                    f32_matmuls = plan::has_f32_matmuls(&text);
+                    f32_share = plan::f32_matmul_share(&text);
                 }
                 let (estimate, traffic) = plan::estimate(&manifest, c, largest.unwrap_or(0));
                 e.estimate = estimate;
@@ -228,11 +228,7 @@ pub fn run_planner(
         ));
     }
     // XLA's compile of the best few, round after round until one fits.
-    let passes = if f32_matmuls {
-        plan::precision_passes(&args.matmul_precision)
-    } else {
-        1.0
-    };
+    let passes = plan::effective_passes(&args.matmul_precision, f32_share);
     let cache = if args.no_cache {
         None
     } else {
