@@ -265,11 +265,9 @@ pub fn estimate(manifest: &Manifest, candidate: &Candidate, largest: u64) -> (u6
             }
         }
     }
-    for (i, o) in manifest.outputs.iter().enumerate() {
-        if o.updates.is_none() {
-            bytes += bytes_of(o.dtype, &o.shape) / shard_factor(mesh, o.sharding.as_ref());
-        }
-        let _ = i;
+    // Outputs (a state's next value is written into its argument, counted above).
+    for o in manifest.outputs.iter().filter(|o| o.updates.is_none()) {
+        bytes += bytes_of(o.dtype, &o.shape) / shard_factor(mesh, o.sharding.as_ref());
     }
     let split = (candidate.size("dp") * candidate.size("tp") * candidate.size("ep")).max(1) as u64;
     (bytes + 2 * largest / split, traffic)
