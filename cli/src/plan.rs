@@ -202,31 +202,12 @@ pub fn largest_tensor_bytes(program: &str) -> u64 {
 
 /// The bytes of the largest tensor type written in `text`.
 fn largest_in(text: &str) -> u64 {
-    let mut best = 0u64;
-    for piece in text.split("tensor<").skip(1) {
-        let Some(body) = piece.split('>').next() else {
-            continue;
-        };
-        let mut parts: Vec<&str> = body.split('x').collect();
-        let Some(elem) = parts.pop() else { continue };
-        let elem = elem.trim();
-        let size = match elem {
-            "f64" | "i64" | "ui64" | "complex<f32" => 8,
-            "f32" | "i32" | "ui32" => 4,
-            "f16" | "bf16" | "i16" | "ui16" => 2,
-            "i8" | "ui8" | "i1" | "f8E4M3FN" | "f8E5M2" => 1,
-            _ => continue,
-        };
-        let Some(count) = parts
-            .iter()
-            .map(|d| d.trim().parse::<u64>().ok())
-            .product::<Option<u64>>()
-        else {
-            continue;
-        };
-        best = best.max(count * size);
-    }
-    best
+    text.split("tensor<")
+        .skip(1)
+        .filter_map(|piece| piece.split_once('>'))
+        .map(|(body, _)| tpuc_runtime::tpu::tensor_bytes(&format!("tensor<{body}>")))
+        .max()
+        .unwrap_or(0)
 }
 
 /// tpuc's per-device estimate and traffic proxy for a compiled candidate (see the

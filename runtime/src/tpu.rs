@@ -443,24 +443,31 @@ fn largest_values(program: &str) -> Vec<(u64, String, String)> {
     out
 }
 
-/// The bytes of a `tensor<AxBxdtype>` type (0 when it is not one of known size).
-fn tensor_bytes(ty: &str) -> u64 {
-    let Some(body) = ty.strip_prefix("tensor<").and_then(|t| t.strip_suffix('>')) else {
+/// The bytes of a `tensor<AxBxdtype>` type written in MLIR (0 when it is not a static
+/// tensor of an element type of known size).
+pub fn tensor_bytes(ty: &str) -> u64 {
+    let Some(body) = ty.trim().strip_prefix("tensor<") else {
         return 0;
     };
-    let mut parts: Vec<&str> = body.split('x').collect();
-    let elem = match parts.pop().unwrap_or("") {
-        "f64" | "i64" | "ui64" => 8,
+    // `2x3xf32>`, `2xcomplex<f32>>`: the dimensions, then the element type.
+    let body = body.trim_end_matches('>');
+    let (dims, elem) = match body.find("complex<") {
+        Some(at) => (body[..at].trim_end_matches('x'), &body[at..]),
+        None => body.rsplit_once('x').unwrap_or(("", body)),
+    };
+    let size = match elem {
+        "complex<f64" => 16,
+        "f64" | "i64" | "ui64" | "complex<f32" => 8,
         "f32" | "i32" | "ui32" => 4,
         "f16" | "bf16" | "i16" | "ui16" => 2,
-        "i8" | "ui8" | "i1" => 1,
+        "i8" | "ui8" | "i1" | "f8E4M3FN" | "f8E5M2" => 1,
         _ => return 0,
     };
-    parts
-        .iter()
+    dims.split('x')
+        .filter(|d| !d.is_empty())
         .map(|d| d.parse::<u64>().ok())
         .product::<Option<u64>>()
-        .map_or(0, |n| n * elem)
+        .map_or(0, |n| n * size)
 }
 
 /// Compiles `program` (the program of the artifact directory `dir`, being written, with
@@ -535,4 +542,19 @@ pub fn compile_for_topologies(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tensor_type_bytes() {
+        use super::tensor_bytes;
+        assert_eq!(tensor_bytes("tensor<2x3xf32>"), 24);
+        assert_eq!(tensor_bytes("tensor<f32>"), 4);
+        assert_eq!(tensor_bytes("tensor<8x131072xbf16>"), 8 * 131072 * 2);
+        assert_eq!(tensor_bytes("tensor<2xcomplex<f32>>"), 16);
+        assert_eq!(tensor_bytes("tensor<complex<f64>>"), 16);
+        assert_eq!(tensor_bytes("tensor<?x4xf32>"), 0);
+        assert_eq!(tensor_bytes("tensor<4x!quant>"), 0);
+    }
 }

@@ -149,3 +149,18 @@ pub fn sharded_options(
         ..tpuc_compiler::CompileOptions::default()
     }
 }
+
+/// The decoders of `testdata/decode` (its index), at least four.
+pub fn decode_models() -> Vec<String> {
+    let root = repo().join("testdata/decode");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("index.json")).unwrap()).unwrap();
+    let names: Vec<String> = index["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect();
+    assert!(names.len() >= 4, "{names:?}");
+    names
+}

@@ -38,15 +38,7 @@ fn cache_shardings(art: &std::path::Path) -> Vec<Vec<Vec<String>>> {
 fn decode_steps_generate_under_tensor_parallelism() {
     let dir = temp("tp-generate");
     let root = repo().join("testdata/decode");
-    let index: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("index.json")).unwrap()).unwrap();
-    let names: Vec<&str> = index["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m.as_str().unwrap())
-        .collect();
-    assert!(names.len() >= 4, "{names:?}");
+    let names = crate::common::decode_models();
     for name in &names {
         let data = root.join(name);
         for form in ["exported", "core"] {
@@ -70,7 +62,7 @@ fn decode_steps_generate_under_tensor_parallelism() {
                 let caches = cache_shardings(&art);
                 assert!(caches.len() >= 4, "{what}: {caches:?}");
                 let split = |dims: &Vec<Vec<String>>| dims[1] == ["tp"];
-                if CACHE_WHOLE_UNDER_TP.contains(name) {
+                if CACHE_WHOLE_UNDER_TP.contains(&name.as_str()) {
                     assert!(caches.iter().all(|d| !split(d)), "{what}: {caches:?}");
                 } else {
                     assert!(caches.iter().all(split), "{what}: {caches:?}");

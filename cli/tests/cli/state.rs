@@ -106,15 +106,7 @@ fn run_then_carries_state_between_calls() {
 fn generate_reproduces_pytorch_greedy_tokens() {
     let dir = temp("generate");
     let root = repo().join("testdata/decode");
-    let index: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("index.json")).unwrap()).unwrap();
-    let names: Vec<&str> = index["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m.as_str().unwrap())
-        .collect();
-    assert!(names.len() >= 4, "{names:?}");
+    let names = crate::common::decode_models();
     for name in &names {
         let data = root.join(name);
         let prompt = data.join("prompt.npy");
@@ -143,7 +135,7 @@ fn generate_reproduces_pytorch_greedy_tokens() {
         }
     }
     let art = dir.join(format!("{}-core.tpuc", names[0]));
-    let data = root.join(names[0]);
+    let data = root.join(&names[0]);
     let prompt = data.join("prompt.npy");
     let (ok, _, err) = tpuc(&[
         "generate",

@@ -218,17 +218,7 @@ impl Session {
                 Slot::User(u) => inputs[u],
             })
             .collect();
-        // A state value a run produced is donated to the next run, which writes its
-        // update into it (the program aliases each state argument to its output); the
-        // artifact's initial values are never donated, so reset_state can return to
-        // them.
-        let donate: Vec<usize> = self
-            .state
-            .iter()
-            .zip(state.iter())
-            .filter(|(_, held)| held.is_some())
-            .map(|(st, _)| st.arg)
-            .collect();
+        let donate = self.donated(&state);
         let shapes: Vec<&[i64]> = inputs.iter().map(|b| b.shape()).collect();
         let (executable, sizes) = self.executable_for(&shapes)?;
         let result = executable

@@ -135,13 +135,7 @@ impl Session {
                     .collect()
             })
             .collect();
-        let donate: Vec<usize> = self
-            .state
-            .iter()
-            .zip(state.iter())
-            .filter(|(_, held)| held.is_some())
-            .map(|(st, _)| st.arg)
-            .collect();
+        let donate = self.donated(&state);
         let refs: Vec<&[&Buffer]> = lists.iter().map(|l| l.as_slice()).collect();
         let result = self
             .executable

@@ -165,6 +165,19 @@ impl Session {
         Ok(())
     }
 
+    /// The arguments a run donates: each state value a previous run produced, which
+    /// the run writes its update into (the program aliases each state argument to its
+    /// output). The artifact's initial values are never donated, so `reset_state` can
+    /// return to them.
+    pub(super) fn donated(&self, state: &[Option<Vec<Buffer>>]) -> Vec<usize> {
+        self.state
+            .iter()
+            .zip(state)
+            .filter(|(_, held)| held.is_some())
+            .map(|(st, _)| st.arg)
+            .collect()
+    }
+
     pub(super) fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, Vec<Option<Vec<Buffer>>>>> {
         self.state_values.lock().map_err(|_| {
             RuntimeError::InvalidArgument("a run panicked while holding the state".into())
