@@ -10,6 +10,7 @@
 // RUN: tpuc opt %S/Inputs/sharding_none.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=NONE
 // RUN: tpuc opt %S/Inputs/sharding_megatron.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=MEGATRON
 // RUN: tpuc opt %S/Inputs/sharding_router.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=ROUTER
+// RUN: tpuc opt %S/Inputs/sharding_sort_update.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=SORT
 // RUN: tpuc opt %S/Inputs/sharding_state.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=STATE
 // RUN: not tpuc opt %S/Inputs/sharding_bad.mlir --pass-pipeline=stablehlo-propagate-sharding 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -91,3 +92,9 @@
 // Megatron leaves a mixture-of-experts router whole (a Linear whose scores reach a
 // top-k sort through no other matmul) and splits the Linear beside it.
 // ROUTER: arg_attrs = [{mhlo.sharding = "{replicated}", tpuc.sharding = "[-, -]"}, {mhlo.sharding = "{devices=[2,1]0,1}", tpuc.sharding = "[tp, -]"}
+
+// A sort (top-k routing) keeps its operands' split except along the sorted dimension,
+// for every result (the scores and their indices); sorting along the split dimension
+// leaves it whole. A dynamic_update_slice keeps the operand's split except where the
+// update covers part of a dimension.
+// SORT: res_attrs = [{{.*}}tpuc.sharding = "[dp, -]"}, {{.*}}tpuc.sharding = "[dp, -]"}, {{.*}}tpuc.sharding = "[-, -]"}, {{.*}}tpuc.sharding = "[dp, -]"}]

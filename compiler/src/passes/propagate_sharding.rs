@@ -22,7 +22,9 @@
 //!   output features from the kernel, spatial dimensions whole), `reduce_window`
 //!   (dimensions the window does not span kept), `gather` (batch dimensions from the
 //!   indices, offset dimensions from the operand where sliced whole), `scatter` (the
-//!   operand's, except the dimensions the indices address);
+//!   operand's, except the dimensions the indices address), `dynamic_update_slice`
+//!   (the operand's, except the dimensions the update covers in part), `sort` (top-k
+//!   routing: the operands' split, except the sorted dimension);
 //! - composites: attention keeps the query's batch, heads and positions; norms and the
 //!   gated MLP keep the leading dimensions of their first operand (the normalized or
 //!   projected trailing ones whole);
@@ -399,6 +401,39 @@ fn propagate(
                 .collect()
         }
         "stablehlo.gather" => gather_sharding(mesh, op, known).map_or(none, |s| vec![Some(s)]),
+        "stablehlo.sort" => {
+            // Top-k routing sorts along one dimension: every result keeps the
+            // operands' split elsewhere (all operands have the result's shape).
+            let Some(d) = ir::i64_attribute(op, "dimension") else {
+                return none;
+            };
+            let inputs: Vec<Option<&TensorSharding>> = operands.iter().map(|&v| get(v)).collect();
+            let Some(mut merged) = merge(mesh, &out_shape, &inputs) else {
+                return none;
+            };
+            if let Some(axes) = merged.dims.get_mut(d as usize) {
+                axes.clear();
+            }
+            results
+                .iter()
+                .map(|_| Some(fit(mesh, &out_shape, merged.clone())))
+                .collect()
+        }
+        "stablehlo.dynamic_update_slice" => {
+            // The operand's split, except where the update covers part of a
+            // dimension (the written window's offset is only known at run time).
+            let Some(s) = get(operands[0]) else {
+                return none;
+            };
+            let update = shape(operands[1]);
+            let mut out = s.clone();
+            for (d, axes) in out.dims.iter_mut().enumerate() {
+                if update.get(d) != out_shape.get(d) {
+                    axes.clear();
+                }
+            }
+            vec![Some(fit(mesh, &out_shape, out))]
+        }
         "stablehlo.scatter" => {
             // The result has the operand's shape: it keeps the operand's split except on
             // the dimensions the indices address.
