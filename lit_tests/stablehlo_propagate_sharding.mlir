@@ -11,6 +11,7 @@
 // RUN: tpuc opt %S/Inputs/sharding_megatron.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=MEGATRON
 // RUN: tpuc opt %S/Inputs/sharding_router.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=ROUTER
 // RUN: tpuc opt %S/Inputs/sharding_sort_update.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=SORT
+// RUN: tpuc opt %S/Inputs/sharding_megatron_fsdp.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=FSDP
 // RUN: tpuc opt %S/Inputs/sharding_state.mlir --pass-pipeline=stablehlo-propagate-sharding | FileCheck %s --check-prefix=STATE
 // RUN: not tpuc opt %S/Inputs/sharding_bad.mlir --pass-pipeline=stablehlo-propagate-sharding 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -98,3 +99,9 @@
 // leaves it whole. A dynamic_update_slice keeps the operand's split except where the
 // update covers part of a dimension.
 // SORT: res_attrs = [{{.*}}tpuc.sharding = "[dp, -]"}, {{.*}}tpuc.sharding = "[dp, -]"}, {{.*}}tpuc.sharding = "[-, -]"}, {{.*}}tpuc.sharding = "[dp, -]"}]
+
+// fsdp with megatron: the parameters marked `tpuc.fsdp` are split on `fsdp` after
+// megatron decided them, on the first dimension it left whole: the column-parallel
+// weight becomes [tp, fsdp], the row-parallel one [fsdp, tp]; an unmarked weight (a
+// rule decided it) keeps megatron's split alone.
+// FSDP: arg_attrs = [{{.*}}tpuc.sharding = "[tp, fsdp]"}, {{.*}}tpuc.sharding = "[fsdp, tp]"}, {{.*}}tpuc.sharding = "[tp, -]"}, {{.*}}tpuc.sharding = "[-, -]"}]

@@ -10,12 +10,16 @@ use crate::frontend::graph::{Graph, InputKind};
 use crate::options::{ShardPreset, ShardingRequest};
 
 /// The sharding of each input of `graph` (in `@main`'s argument order) under the
-/// presets of `request`; `None` leaves an argument replicated.
+/// presets of `request`; `None` leaves an argument replicated. With both fsdp and
+/// megatron, fsdp is applied after megatron's choices, in the propagation: the second
+/// vector marks the parameters it then splits (those no rule decided).
 pub fn seeds(
     graph: &Graph,
     request: &ShardingRequest,
-) -> Result<Vec<Option<TensorSharding>>, CompileError> {
+) -> Result<(Vec<Option<TensorSharding>>, Vec<bool>), CompileError> {
     let mut out: Vec<Option<TensorSharding>> = vec![None; graph.inputs.len()];
+    let mut fsdp_after = vec![false; graph.inputs.len()];
+    let with_megatron = request.presets.contains(&ShardPreset::Megatron);
     for preset in &request.presets {
         match preset {
             ShardPreset::DataParallel => {
@@ -65,6 +69,12 @@ pub fn seeds(
                     if spec.kind != InputKind::Parameter {
                         continue;
                     }
+                    if with_megatron {
+                        // Megatron decides on the lowered program; fsdp then splits
+                        // another dimension (stablehlo-propagate-sharding).
+                        fsdp_after[i] = true;
+                        continue;
+                    }
                     let shape = &graph.tensors[&spec.name].shape;
                     // Presets apply in order; a dimension another preset split is kept.
                     let mut s = out[i]
@@ -80,8 +90,11 @@ pub fn seeds(
             }
         }
     }
-    apply_rules(graph, request, &mut out)?;
-    Ok(out)
+    let decided = apply_rules(graph, request, &mut out)?;
+    for (after, by_rule) in fsdp_after.iter_mut().zip(decided) {
+        *after &= !by_rule;
+    }
+    Ok((out, fsdp_after))
 }
 
 /// The mesh axis each strategy splits on.
@@ -297,11 +310,12 @@ fn glob(pattern: &[u8], name: &[u8]) -> bool {
 /// Applies the rules to the weights they name: a rule that matches no weight, two
 /// rules that give one weight different shardings, or a sharding the weight's shape or
 /// the mesh cannot hold is an error naming the rule and the weight.
+/// Returns which arguments a rule decided.
 fn apply_rules(
     graph: &Graph,
     request: &ShardingRequest,
     out: &mut [Option<TensorSharding>],
-) -> Result<(), CompileError> {
+) -> Result<Vec<bool>, CompileError> {
     let mut decided: Vec<Option<&Rule>> = vec![None; graph.inputs.len()];
     for rule in &request.rules {
         let mut matched = false;
@@ -336,7 +350,7 @@ fn apply_rules(
             )));
         }
     }
-    Ok(())
+    Ok(decided.iter().map(Option::is_some).collect())
 }
 
 /// Everything `request` decides for `graph`'s arguments, as `tpuc-seed-sharding`'s
@@ -347,7 +361,7 @@ pub fn seeds_for(
     request: &ShardingRequest,
     state: &[(usize, usize)],
 ) -> Result<crate::passes::seed_sharding::Seeds, CompileError> {
-    let args = seeds(graph, request)?;
+    let (args, fsdp_after) = seeds(graph, request)?;
     let megatron = megatron_weights(graph, request)?;
     check_axes_used(request)?;
     Ok(crate::passes::seed_sharding::Seeds {
@@ -355,6 +369,7 @@ pub fn seeds_for(
         format: request.format,
         args,
         megatron,
+        fsdp_after: (0..fsdp_after.len()).filter(|&i| fsdp_after[i]).collect(),
         state: state.to_vec(),
     })
 }

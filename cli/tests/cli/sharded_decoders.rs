@@ -1,8 +1,9 @@
 //! Every decoder of `testdata/coverage` (families `decoder` and `moe`) compiled with the
-//! four sharding strategies of the sharding issue, in both formats, run on 4 CPU
-//! devices and compared with PyTorch's eager outputs at the tolerances of the unsharded
-//! run: `dp=2 data-parallel`, `tp=2 megatron`, `dp=2,tp=2 data-parallel,megatron`,
-//! `fsdp=4 fsdp`; and the mixture-of-experts decoders under expert parallelism
+//! four sharding strategies of the sharding issue and fsdp with megatron, in both
+//! formats, run on 4 CPU devices and compared with PyTorch's eager outputs at the
+//! tolerances of the unsharded run: `dp=2 data-parallel`, `tp=2 megatron`, `dp=2,tp=2
+//! data-parallel,megatron`, `fsdp=4 fsdp`, `fsdp=2,tp=2 fsdp,megatron` (fsdp splitting
+//! what megatron left whole); and the mixture-of-experts decoders under expert parallelism
 //! (`ep=2`, `ep=2,tp=2` with megatron, `ep=4`).
 //!
 //! Each artifact is also checked against XLA's own account of it: the argument bytes
@@ -49,6 +50,10 @@ fn strategies() -> Vec<(&'static str, Vec<ShardPreset>)> {
             vec![ShardPreset::DataParallel, ShardPreset::Megatron],
         ),
         ("fsdp=4", vec![ShardPreset::Fsdp]),
+        (
+            "fsdp=2,tp=2",
+            vec![ShardPreset::Fsdp, ShardPreset::Megatron],
+        ),
     ]
 }
 

@@ -54,6 +54,10 @@
 //! parallelism). The result holding a state's next value is declared with the
 //! argument's sharding, so that the two alias shard by shard.
 //!
+//! With `--shard fsdp,megatron`, the parameters marked `tpuc.fsdp` are split on the
+//! `fsdp` axis after megatron's choices, on their first dimension left whole that the
+//! axis divides (so a column-parallel `[out, in]` weight becomes `[tp, fsdp]`).
+//!
 //! Output: on every argument and result of `@main`, the sharding in the chosen form
 //! (`mhlo.sharding = "{devices=[2,1]<=[2]}"`, or Shardy's round-trip
 //! `mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, ...>"}` with the
@@ -990,6 +994,25 @@ fn run(module: &Module<'_>) -> Result<(), CompileError> {
             }
         }
     }
+    // fsdp after megatron (`tpuc.fsdp` on a parameter): the first dimension megatron
+    // left whole that the `fsdp` axis divides.
+    for (i, &a) in args.iter().enumerate() {
+        let marked = seeds
+            .get(i)
+            .and_then(|d| ir::dictionary_entry(*d, "tpuc.fsdp"))
+            .is_some();
+        let Ok(k) = mesh.axis_size("fsdp") else { break };
+        if !marked || k <= 1 {
+            continue;
+        }
+        let shape = shape(a);
+        let s = &mut arg_shardings[i];
+        if let Some(d) =
+            (0..shape.len()).find(|&d| s.dims[d].is_empty() && shape[d] >= k && shape[d] % k == 0)
+        {
+            s.dims[d] = vec!["fsdp".to_string()];
+        }
+    }
     let mut result_shardings: Vec<TensorSharding> = returned
         .iter()
         .map(|&v| {
@@ -1050,6 +1073,7 @@ pub fn seed(
     format: ShardingFormat,
     shardings: &[Option<TensorSharding>],
     megatron: Option<(&str, &[bool])>,
+    fsdp_after: &[usize],
     state: &[(usize, usize)],
 ) -> Result<(), CompileError> {
     let module_op = module.as_operation().to_raw();
@@ -1070,6 +1094,9 @@ pub fn seed(
             }
             if weights.get(i).copied().unwrap_or(false) {
                 entries.push("tpuc.weight".to_string());
+            }
+            if fsdp_after.contains(&i) {
+                entries.push("tpuc.fsdp".to_string());
             }
             if let Some((_, result)) = state.iter().find(|(a, _)| *a == i) {
                 entries.push(format!("tpuc.state = {result} : i64"));
@@ -1118,7 +1145,10 @@ pub fn take_shardings(
         ir::edit_attribute_dictionaries(func, name, count, |_, mut entries| {
             entries.retain(|e| {
                 let n = ir::identifier_text(e.name);
-                n != "tpuc.sharding" && n != "tpuc.weight" && n != "tpuc.state"
+                !matches!(
+                    n.as_str(),
+                    "tpuc.sharding" | "tpuc.weight" | "tpuc.state" | "tpuc.fsdp"
+                )
             });
             entries
         });

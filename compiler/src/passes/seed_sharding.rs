@@ -11,6 +11,8 @@
 //! - `args`: `index=sharding` for each seeded argument (the others are replicated);
 //! - `megatron` and `weights`: with `--shard megatron`, its mesh axis and the
 //!   arguments that are weights it decides at their first use;
+//! - `fsdp_after`: with `--shard fsdp,megatron`, the parameters fsdp splits once
+//!   megatron has decided them (`tpuc.fsdp`);
 //! - `state`: `argument:result` for each state argument (a KV cache) and the result
 //!   holding its next value; an unseeded one is split like its first update.
 //!
@@ -39,6 +41,9 @@ pub struct Seeds {
     pub args: Vec<Option<TensorSharding>>,
     /// `--shard megatron`: its mesh axis and which arguments are its weights.
     pub megatron: Option<(String, Vec<bool>)>,
+    /// With fsdp and megatron together: the parameters fsdp splits after megatron's
+    /// choices (on the first dimension left whole that `fsdp` divides).
+    pub fsdp_after: Vec<usize>,
     /// `(argument, result)` of each state argument and the result holding its next
     /// value.
     pub state: Vec<(usize, usize)>,
@@ -72,6 +77,9 @@ impl Seeds {
                 .with("megatron", axis.clone())
                 .with("weights", crate::pipeline::join(&indices));
         }
+        if !self.fsdp_after.is_empty() {
+            spec = spec.with("fsdp_after", crate::pipeline::join(&self.fsdp_after));
+        }
         if !self.state.is_empty() {
             let pairs: Vec<String> = self.state.iter().map(|(a, r)| format!("{a}:{r}")).collect();
             spec = spec.with("state", pairs.join(","));
@@ -82,7 +90,15 @@ impl Seeds {
     /// The seeds written in `spec`'s options, for a module whose `@main` has `num_args`
     /// arguments.
     pub fn from_spec(spec: &PassSpec, num_args: usize) -> Result<Seeds, CompileError> {
-        spec.expect_options(&["mesh", "format", "args", "megatron", "weights", "state"])?;
+        spec.expect_options(&[
+            "mesh",
+            "format",
+            "args",
+            "megatron",
+            "weights",
+            "fsdp_after",
+            "state",
+        ])?;
         let bad = |message: String| CompileError::PassOption {
             pass: NAME.into(),
             message,
@@ -145,11 +161,17 @@ impl Seeds {
                 None => return Err(bad(format!("state: `{pair}` is not `argument:result`"))),
             }
         }
+        let fsdp_after =
+            parse_indices(NAME, "fsdp_after", spec.option("fsdp_after").unwrap_or(""))?;
+        if let Some(&i) = fsdp_after.iter().find(|&&i| i >= num_args) {
+            return Err(bad(format!("fsdp_after: @main has no argument {i}")));
+        }
         Ok(Seeds {
             mesh,
             format,
             args,
             megatron,
+            fsdp_after,
             state,
         })
     }
@@ -184,6 +206,7 @@ impl Pass for SeedSharding {
                 .megatron
                 .as_ref()
                 .map(|(axis, w)| (axis.as_str(), w.as_slice())),
+            &seeds.fsdp_after,
             &seeds.state,
         )?;
         Ok(module)
