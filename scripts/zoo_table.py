@@ -110,22 +110,24 @@ def table(rows, command):
         "the memory figures are the program's with its weights as arguments. Times per call "
         "are roofline estimates over the chip's published rates, not measurements.",
         "",
-        "| model | program | slice | plan | peak HBM / device | fits | libtpu compile | tpuc compile | est. ms/call (default precision) | planner wall |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| model | program | slice | plan | peak HBM / device | fits | libtpu compile | tpuc compile | TFLOP / device | est. ms/call (default precision) | planner wall |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if r.get("not_exported"):
-            out.append(f"| {r['model']} | {r['form']} | {r['slice']} | {r['error']} | | | | | | |")
+            out.append(f"| {r['model']} | {r['form']} | {r['slice']} | {r['error']} | | | | | | | |")
             continue
         if "peak" not in r:
-            out.append(f"| {r['model']} | {r['form']} | {r['slice']} | no plan fits: {r.get('error', '')} | | no | | | | "
+            out.append(f"| {r['model']} | {r['form']} | {r['slice']} | no plan fits: {r.get('error', '')} | | no | | | | | "
                        f"{r['plan_seconds']:.0f} s |")
             continue
         tpuc_s = r.get("tpuc_seconds")
+        chosen = next((p for p in r.get("plans", []) if p.get("chosen")), {})
+        tflops = (chosen.get("measured") or {}).get("flops", 0) / 1e12
         out.append(
             f"| {r['model']} | {r['form']} | {r['slice']} | {r['plan']} | {r['peak'] / GIB:.2f} GiB of "
             f"{r['hbm'] / GIB:.2f} | yes | {r['libtpu_seconds']:.1f} s{' (cached)' if r.get('cached') else ''} | "
-            f"{'%.2f s' % tpuc_s if tpuc_s is not None else '-'} | {r['seconds_default'] * 1e3:.2f} | "
+            f"{'%.2f s' % tpuc_s if tpuc_s is not None else '-'} | {tflops:.2f} | {r['seconds_default'] * 1e3:.2f} | "
             f"{r['plan_seconds']:.0f} s |"
         )
     return "\n".join(out) + "\n"
