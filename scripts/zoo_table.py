@@ -108,7 +108,14 @@ def table(rows, command):
         f"Regenerate with `{command}` (tpuc plan per program, libtpu compiles, no TPU). "
         "Weights are absent (exported on the meta device, compiled with `--weights-as-inputs`): "
         "the memory figures are the program's with its weights as arguments. Times per call "
-        "are roofline estimates over the chip's published rates, not measurements.",
+        "are roofline estimates over the chip's published rates, not measurements. Each model's "
+        "slice is the smallest tpuc knows whose HBM holds its bf16 weights with room for "
+        "activations (scripts/zoo_table.py, SLICES).",
+        "",
+        "The mixture-of-experts prefills compute every expert for every routed row: tpuc lowers "
+        "`grouped_mm` densely (exact on every PJRT device; XLA:CPU has no ragged dot), so their "
+        "TFLOP column is E/k times what the routing needs (Qwen3-30B-A3B: about 1.7 TFLOP per "
+        "device would do). They fit; they are not fast yet.",
         "",
         "| model | program | slice | plan | peak HBM / device | fits | libtpu compile | tpuc compile | TFLOP / device | est. ms/call (default precision) | planner wall |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -163,7 +170,8 @@ def main(argv):
                     if error is None:
                         sys.exit(f"{program} is missing: run testdata/zoo/generate.py --out {a.zoo} {name}")
                     rows.append({"model": name, "form": form, "slice": SLICES[name], "plan_seconds": 0,
-                                 "error": f"not exported by transformers ({error[:120]})", "not_exported": True})
+                                 "error": f"not exported by transformers ({error.split('. ')[0][:160]})",
+                                 "not_exported": True})
                     if kept:
                         os.makedirs(a.rows, exist_ok=True)
                         with open(kept, "w") as f:
