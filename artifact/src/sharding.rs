@@ -281,6 +281,16 @@ impl TensorSharding {
             .collect()
     }
 
+    /// How many pieces the sharding cuts a tensor into (the product of its dimensions'
+    /// shard counts; an axis the mesh lacks counts as 1).
+    pub fn num_pieces(&self, mesh: &Mesh) -> u64 {
+        self.dims
+            .iter()
+            .flatten()
+            .map(|a| mesh.axis_size(a).unwrap_or(1).max(1) as u64)
+            .product()
+    }
+
     /// The shape of one shard of a tensor of `shape`.
     pub fn shard_shape(&self, mesh: &Mesh, shape: &[i64]) -> Result<Vec<i64>> {
         self.check(mesh, shape)?;

@@ -175,13 +175,7 @@ pub struct Evaluated {
 }
 
 fn shard_factor(mesh: &Mesh, s: Option<&TensorSharding>) -> u64 {
-    s.map_or(1, |s| {
-        s.dims
-            .iter()
-            .flatten()
-            .map(|a| mesh.axis_size(a).unwrap_or(1).max(1) as u64)
-            .product()
-    })
+    s.map_or(1, |s| s.num_pieces(mesh))
 }
 
 fn bytes_of(dtype: tpuc_runtime::DType, shape: &[i64]) -> u64 {
@@ -295,8 +289,9 @@ pub fn f32_matmul_share(program: &str) -> f64 {
             continue;
         };
         let lhs = operands.split(", ").next().unwrap_or("");
+        use tpuc_runtime::tpu::tensor_type;
         let (Some((lhs_shape, lhs_type)), Some((out_shape, _))) =
-            (tensor_dims(lhs), tensor_dims(result))
+            (tensor_type(lhs), tensor_type(result))
         else {
             continue;
         };
@@ -308,9 +303,9 @@ pub fn f32_matmul_share(program: &str) -> f64 {
         let contract: f64 = contracting
             .split(',')
             .filter_map(|d| d.trim().parse::<usize>().ok())
-            .filter_map(|d| lhs_shape.get(d))
+            .filter_map(|d| lhs_shape.get(d).map(|&n| n as f64))
             .product();
-        let flops = 2.0 * out_shape.iter().product::<f64>() * contract;
+        let flops = 2.0 * out_shape.iter().product::<u64>() as f64 * contract;
         all += flops;
         if lhs_type == "f32" {
             f32_flops += flops;
@@ -321,18 +316,6 @@ pub fn f32_matmul_share(program: &str) -> f64 {
     } else {
         0.0
     }
-}
-
-/// `tensor<2x3xf32>`'s dimensions and element type.
-fn tensor_dims(ty: &str) -> Option<(Vec<f64>, &str)> {
-    let body = ty.trim().strip_prefix("tensor<")?.split('>').next()?;
-    let mut parts: Vec<&str> = body.split('x').collect();
-    let elem = parts.pop()?;
-    let shape = parts
-        .iter()
-        .map(|d| d.parse::<f64>().ok())
-        .collect::<Option<Vec<_>>>()?;
-    Some((shape, elem))
 }
 
 /// The MXU passes per matmul FLOP at `precision` when `share` of the FLOPs are f32.

@@ -229,6 +229,13 @@ pub fn run_planner(
     }
     // XLA's compile of the best few, round after round until one fits.
     let passes = plan::effective_passes(&args.matmul_precision, f32_share);
+    // libtpu's build, part of each measurement's cache key.
+    let libtpu_version = match (&args.topology, &libtpu) {
+        (Some(t), Some(plugin)) => tpuc_runtime::tpu::topology(plugin, t)?
+            .platform_version()
+            .map_err(|e| e.to_string())?,
+        _ => String::new(),
+    };
     let cache = if args.no_cache {
         None
     } else {
@@ -248,13 +255,10 @@ pub fn run_planner(
             let manifest = evaluated[i].manifest.clone().expect("compiled");
             let partitioning = manifest.partitioning.as_ref().expect("sharded");
             let measured = match (&args.topology, &libtpu) {
-                (Some(t), Some(libtpu)) => {
+                (Some(t), Some(_)) => {
                     let program = std::fs::read_to_string(dir.join(&manifest.program.file))
                         .map_err(|e| e.to_string())?;
                     let options = partitioning.compile_options();
-                    let version = tpuc_runtime::tpu::topology(libtpu, t)?
-                        .platform_version()
-                        .map_err(|e| e.to_string())?;
                     let file = cache.as_ref().map(|d| {
                         plan::cache_file(
                             d,
@@ -262,7 +266,7 @@ pub fn run_planner(
                                 program.as_bytes(),
                                 format!("{options:?}").as_bytes(),
                                 t.as_bytes(),
-                                version.as_bytes(),
+                                libtpu_version.as_bytes(),
                                 env!("CARGO_PKG_VERSION").as_bytes(),
                             ],
                         )

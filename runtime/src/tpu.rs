@@ -355,13 +355,8 @@ pub fn memory_culprits(manifest: &Manifest, program: &str) -> String {
         .map(|a| {
             let whole = a.shape.iter().map(|&d| d.max(0) as u64).product::<u64>()
                 * a.dtype.size_in_bytes() as u64;
-            let parts: u64 = match (mesh, &a.sharding) {
-                (Some(m), Some(s)) => s
-                    .dims
-                    .iter()
-                    .flatten()
-                    .map(|x| m.axis_size(x).unwrap_or(1).max(1) as u64)
-                    .product(),
+            let parts = match (mesh, &a.sharding) {
+                (Some(m), Some(s)) => s.num_pieces(m),
                 _ => 1,
             };
             (
@@ -446,14 +441,8 @@ fn largest_values(program: &str) -> Vec<(u64, String, String)> {
 /// The bytes of a `tensor<AxBxdtype>` type written in MLIR (0 when it is not a static
 /// tensor of an element type of known size).
 pub fn tensor_bytes(ty: &str) -> u64 {
-    let Some(body) = ty.trim().strip_prefix("tensor<") else {
+    let Some((dims, elem)) = tensor_type(ty) else {
         return 0;
-    };
-    // `2x3xf32>`, `2xcomplex<f32>>`: the dimensions, then the element type.
-    let body = body.trim_end_matches('>');
-    let (dims, elem) = match body.find("complex<") {
-        Some(at) => (body[..at].trim_end_matches('x'), &body[at..]),
-        None => body.rsplit_once('x').unwrap_or(("", body)),
     };
     let size = match elem {
         "complex<f64" => 16,
@@ -463,11 +452,24 @@ pub fn tensor_bytes(ty: &str) -> u64 {
         "i8" | "ui8" | "i1" | "f8E4M3FN" | "f8E5M2" => 1,
         _ => return 0,
     };
-    dims.split('x')
+    dims.iter().product::<u64>() * size
+}
+
+/// A static `tensor<AxBxdtype>` type written in MLIR: its dimensions and its element
+/// type (`f32`, `complex<f32`); `None` for another type or a dynamic dimension.
+pub fn tensor_type(ty: &str) -> Option<(Vec<u64>, &str)> {
+    // `2x3xf32>`, `2xcomplex<f32>>`: the dimensions, then the element type.
+    let body = ty.trim().strip_prefix("tensor<")?.trim_end_matches('>');
+    let (dims, elem) = match body.find("complex<") {
+        Some(at) => (body[..at].trim_end_matches('x'), &body[at..]),
+        None => body.rsplit_once('x').unwrap_or(("", body)),
+    };
+    let dims = dims
+        .split('x')
         .filter(|d| !d.is_empty())
         .map(|d| d.parse::<u64>().ok())
-        .product::<Option<u64>>()
-        .map_or(0, |n| n * size)
+        .collect::<Option<Vec<_>>>()?;
+    Some((dims, elem))
 }
 
 /// Compiles `program` (the program of the artifact directory `dir`, being written, with

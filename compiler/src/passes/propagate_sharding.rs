@@ -282,7 +282,9 @@ fn propagate(
                 .map(|&r| Some(fit(mesh, &shape(r), kept.clone())))
                 .collect()
         }
-        "stablehlo.concatenate" => {
+        // Concatenate (along `dimension`) and sort (top-k routing along `dimension`):
+        // every result keeps the operands' split except along that dimension.
+        "stablehlo.concatenate" | "stablehlo.sort" => {
             let Some(dim) = ir::i64_attribute(op, "dimension") else {
                 return none;
             };
@@ -293,16 +295,25 @@ fn propagate(
             if let Some(axes) = merged.dims.get_mut(dim as usize) {
                 axes.clear();
             }
-            vec![Some(merged)]
+            results
+                .iter()
+                .map(|_| Some(fit(mesh, &out_shape, merged.clone())))
+                .collect()
         }
-        "stablehlo.slice" => {
+        // A slice keeps its operand's split where it takes a dimension whole; a
+        // dynamic_update_slice where its update covers one whole (the written window's
+        // offset is only known at run time).
+        "stablehlo.slice" | "stablehlo.dynamic_update_slice" => {
             let Some(s) = get(operands[0]) else {
                 return none;
             };
-            let in_shape = shape(operands[0]);
+            let whole = match name {
+                "stablehlo.slice" => shape(operands[0]),
+                _ => shape(operands[1]),
+            };
             let mut out = s.clone();
             for (d, axes) in out.dims.iter_mut().enumerate() {
-                if in_shape.get(d) != out_shape.get(d) {
+                if whole.get(d) != out_shape.get(d) {
                     axes.clear();
                 }
             }
@@ -405,39 +416,6 @@ fn propagate(
                 .collect()
         }
         "stablehlo.gather" => gather_sharding(mesh, op, known).map_or(none, |s| vec![Some(s)]),
-        "stablehlo.sort" => {
-            // Top-k routing sorts along one dimension: every result keeps the
-            // operands' split elsewhere (all operands have the result's shape).
-            let Some(d) = ir::i64_attribute(op, "dimension") else {
-                return none;
-            };
-            let inputs: Vec<Option<&TensorSharding>> = operands.iter().map(|&v| get(v)).collect();
-            let Some(mut merged) = merge(mesh, &out_shape, &inputs) else {
-                return none;
-            };
-            if let Some(axes) = merged.dims.get_mut(d as usize) {
-                axes.clear();
-            }
-            results
-                .iter()
-                .map(|_| Some(fit(mesh, &out_shape, merged.clone())))
-                .collect()
-        }
-        "stablehlo.dynamic_update_slice" => {
-            // The operand's split, except where the update covers part of a
-            // dimension (the written window's offset is only known at run time).
-            let Some(s) = get(operands[0]) else {
-                return none;
-            };
-            let update = shape(operands[1]);
-            let mut out = s.clone();
-            for (d, axes) in out.dims.iter_mut().enumerate() {
-                if update.get(d) != out_shape.get(d) {
-                    axes.clear();
-                }
-            }
-            vec![Some(fit(mesh, &out_shape, out))]
-        }
         "stablehlo.scatter" => {
             // The result has the operand's shape: it keeps the operand's split except on
             // the dimensions the indices address.
