@@ -12,6 +12,7 @@
 //! - [`sharding`]: device meshes and tensor shardings.
 //! - [`symbolic`]: dynamic sizes (symbol expressions, ranges, binding to inputs).
 //! - [`npy`], [`safetensors`]: tensor file formats.
+//! - [`training`]: optimizers and the manifest's section of a training step.
 //! - [`xla`]: the XLA protobufs tpuc writes and reads (`HloModuleProto`,
 //!   `CompileOptionsProto`), as `prost` messages.
 //! - [`error`]: the errors of this crate's fallible operations.
@@ -25,6 +26,7 @@ pub mod safetensors;
 pub mod sharding;
 pub mod symbolic;
 pub mod tensor;
+pub mod training;
 pub mod xla;
 
 pub use dtype::DType;

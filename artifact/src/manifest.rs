@@ -72,6 +72,10 @@ pub struct Manifest {
     /// for `tpuc diverge`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub debug_values: Vec<DebugValue>,
+    /// A training step (`tpuc compile --train`): its optimizer and which arguments are
+    /// parameters, optimizer state and the step counter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training: Option<crate::training::Training>,
 }
 
 /// One value of the graph returned as an output by `tpuc compile --debug-outputs`.
@@ -335,6 +339,8 @@ pub enum ArgumentKind {
     Buffer,
     /// A lifted tensor constant, stored in `weights.safetensors`.
     Constant,
+    /// A training step's optimizer state or step counter: starts at zero, not stored.
+    OptimizerState,
     /// An input the caller passes at run time.
     UserInput,
 }

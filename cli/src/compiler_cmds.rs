@@ -118,6 +118,182 @@ pub struct CompileArgs {
     /// `tpuc diverge`. Keeps every intermediate alive: for debugging, not deployment.
     #[arg(long)]
     debug_outputs: bool,
+    #[command(flatten)]
+    train: TrainFlags,
+}
+
+/// `tpuc compile --train`'s flags: the optimizer compiled into a training step.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Training (--train)")]
+pub struct TrainFlags {
+    /// Compile a joint forward + backward program (torch.export.experimental.
+    /// _export_forward_backward of a forward returning `(loss,)`) with its optimizer into
+    /// one training step: forward, backward and update in one executable, parameters,
+    /// optimizer state and buffers kept on the device (`tpuc train` runs it). The
+    /// step returns the loss, the gradient norm and the learning rate.
+    #[arg(long)]
+    train: bool,
+    /// adamw (torch.optim.AdamW, the default), adam (torch.optim.Adam: L2 weight decay)
+    /// or sgd (torch.optim.SGD); torch.optim's update formulas and defaults.
+    #[arg(long, value_name = "NAME")]
+    optimizer: Option<String>,
+    /// Learning rate (torch.optim's default 1e-3).
+    #[arg(long, value_name = "LR")]
+    lr: Option<f64>,
+    /// Adam/AdamW: `BETA1,BETA2` (default 0.9,0.999), each in [0, 1).
+    #[arg(long, value_name = "B1,B2")]
+    betas: Option<String>,
+    /// Adam/AdamW: the denominator's epsilon (default 1e-8).
+    #[arg(long, value_name = "EPS")]
+    eps: Option<f64>,
+    /// Weight decay (default: 0.01 for adamw, decoupled; 0 for adam and sgd, added to
+    /// the gradient).
+    #[arg(long, value_name = "WD")]
+    weight_decay: Option<f64>,
+    /// SGD: momentum (default 0: no momentum buffer).
+    #[arg(long, value_name = "M")]
+    momentum: Option<f64>,
+    /// SGD: dampening of the momentum (default 0).
+    #[arg(long, value_name = "D")]
+    dampening: Option<f64>,
+    /// SGD: Nesterov momentum (needs --momentum > 0 and --dampening 0).
+    #[arg(long)]
+    nesterov: bool,
+    /// Clip the gradients' total 2-norm to MAX before each update, as
+    /// torch.nn.utils.clip_grad_norm_ (the reported norm is before clipping).
+    #[arg(long, value_name = "MAX")]
+    clip_grad_norm: Option<f64>,
+    /// Learning-rate schedule, computed on the device from the step counter: constant
+    /// (the default), warmup-cosine or warmup-linear. With `s` steps before it, a step
+    /// uses `lr * f(s)`: `(s + 1) / W` while `s < W`, then
+    /// `R + (1 - R) * 0.5 * (1 + cos(pi * (s - W) / (T - W)))` (cosine) or
+    /// `R + (1 - R) * (T - s) / (T - W)` (linear), and `R` from `s >= T` on: what
+    /// LambdaLR(opt, f) gives with scheduler.step() after each optimizer.step().
+    #[arg(long, value_name = "KIND", value_parser = ["constant", "warmup-cosine", "warmup-linear"])]
+    schedule: Option<String>,
+    /// The schedule's W.
+    #[arg(long, value_name = "W")]
+    warmup_steps: Option<u64>,
+    /// The schedule's T.
+    #[arg(long, value_name = "T")]
+    total_steps: Option<u64>,
+    /// The schedule's R (default 0).
+    #[arg(long, value_name = "R")]
+    min_lr_ratio: Option<f64>,
+    /// Keep the parameters whose state-dict names match PATTERN fixed (`*` any
+    /// characters, `?` one; repeatable): no update, no optimizer state, not clipped.
+    #[arg(long, value_name = "PATTERN")]
+    freeze: Vec<String>,
+}
+
+impl TrainFlags {
+    /// The training request, or `None` without `--train` (then no training flag may
+    /// be given).
+    fn options(&self) -> Result<Option<tpuc_compiler::training::TrainOptions>, String> {
+        use tpuc_runtime::training::{Hyperparameters, OptimizerKind, Schedule};
+        let given: Vec<&str> = [
+            ("--optimizer", self.optimizer.is_some()),
+            ("--lr", self.lr.is_some()),
+            ("--betas", self.betas.is_some()),
+            ("--eps", self.eps.is_some()),
+            ("--weight-decay", self.weight_decay.is_some()),
+            ("--momentum", self.momentum.is_some()),
+            ("--dampening", self.dampening.is_some()),
+            ("--nesterov", self.nesterov),
+            ("--clip-grad-norm", self.clip_grad_norm.is_some()),
+            ("--schedule", self.schedule.is_some()),
+            ("--warmup-steps", self.warmup_steps.is_some()),
+            ("--total-steps", self.total_steps.is_some()),
+            ("--min-lr-ratio", self.min_lr_ratio.is_some()),
+            ("--freeze", !self.freeze.is_empty()),
+        ]
+        .into_iter()
+        .filter(|(_, g)| *g)
+        .map(|(f, _)| f)
+        .collect();
+        if !self.train {
+            return match given.first() {
+                None => Ok(None),
+                Some(flag) => Err(format!(
+                    "{flag} configures a training step; add --train (and a joint forward + backward program)"
+                )),
+            };
+        }
+        let name = self.optimizer.as_deref().unwrap_or("adamw");
+        let kind = OptimizerKind::parse(name)
+            .ok_or_else(|| format!("--optimizer: unknown `{name}` (known: adamw, adam, sgd)"))?;
+        let adam = kind != OptimizerKind::Sgd;
+        for (flag, set, for_adam) in [
+            ("--betas", self.betas.is_some(), true),
+            ("--eps", self.eps.is_some(), true),
+            ("--momentum", self.momentum.is_some(), false),
+            ("--dampening", self.dampening.is_some(), false),
+            ("--nesterov", self.nesterov, false),
+        ] {
+            if set && for_adam != adam {
+                return Err(format!("{flag} is not an option of --optimizer {name}"));
+            }
+        }
+        let mut h = Hyperparameters::defaults(kind);
+        if let Some(v) = self.lr {
+            h.lr = v;
+        }
+        if let Some(b) = &self.betas {
+            let parsed: Option<Vec<f64>> = b.split(',').map(|x| x.trim().parse().ok()).collect();
+            match parsed.as_deref() {
+                Some([b1, b2]) => h.betas = (*b1, *b2),
+                _ => {
+                    return Err(format!(
+                        "--betas: `{b}` is not `BETA1,BETA2` (for example 0.9,0.95)"
+                    ))
+                }
+            }
+        }
+        if let Some(v) = self.eps {
+            h.eps = v;
+        }
+        if let Some(v) = self.weight_decay {
+            h.weight_decay = v;
+        }
+        if let Some(v) = self.momentum {
+            h.momentum = v;
+        }
+        if let Some(v) = self.dampening {
+            h.dampening = v;
+        }
+        h.nesterov = self.nesterov;
+        h.clip_grad_norm = self.clip_grad_norm;
+        let schedule = self.schedule.as_deref().unwrap_or("constant");
+        let need = |v: Option<u64>, flag: &str| {
+            v.ok_or_else(|| format!("--schedule {schedule} needs {flag}"))
+        };
+        h.schedule = match schedule {
+            "constant" => {
+                if self.warmup_steps.is_some()
+                    || self.total_steps.is_some()
+                    || self.min_lr_ratio.is_some()
+                {
+                    return Err("--warmup-steps, --total-steps and --min-lr-ratio shape a schedule: add --schedule warmup-cosine or warmup-linear".into());
+                }
+                Schedule::Constant
+            }
+            "warmup-cosine" => Schedule::WarmupCosine {
+                warmup: need(self.warmup_steps, "--warmup-steps")?,
+                total: need(self.total_steps, "--total-steps")?,
+                min_lr_ratio: self.min_lr_ratio.unwrap_or(0.0),
+            },
+            _ => Schedule::WarmupLinear {
+                warmup: need(self.warmup_steps, "--warmup-steps")?,
+                total: need(self.total_steps, "--total-steps")?,
+                min_lr_ratio: self.min_lr_ratio.unwrap_or(0.0),
+            },
+        };
+        h.check()?;
+        Ok(Some(tpuc_compiler::training::TrainOptions {
+            hyperparameters: h,
+            freeze: self.freeze.clone(),
+        }))
+    }
 }
 
 /// The mesh, strategies and format of `tpuc compile`'s sharding flags (a rules file
@@ -280,6 +456,7 @@ pub fn compile(args: &CompileArgs, verbose: bool) -> Result<ExitCode, String> {
             })
             .collect::<Result<Vec<_>, _>>()?,
         debug_outputs: args.debug_outputs,
+        training: args.train.options()?,
         ..CompileOptions::default()
     };
     let mut options = options;

@@ -21,6 +21,7 @@ mod load;
 mod plan_cmd;
 mod report;
 mod run_cmd;
+mod train_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -120,6 +121,10 @@ enum Command {
     },
     /// Run an artifact on a PJRT plugin, reading and writing .npy files.
     Run(run_cmd::RunArgs),
+    /// Run a training-step artifact (`tpuc compile --train`) for --steps steps over
+    /// batches from --data, printing loss, gradient norm, learning rate and step time;
+    /// checkpoints (--checkpoint, --checkpoint-every) and --resume.
+    Train(train_cmd::TrainArgs),
     /// Greedy decoding with a decode-step artifact (a static-KV-cache step exported by
     /// transformers' convert_and_export_with_cache): the prompt fed token by token,
     /// then --max-new-tokens tokens, each the argmax of the last logits. Prints the new
@@ -260,6 +265,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         #[cfg(feature = "compiler")]
         Command::Inspect { model, .. } => compiler_cmds::inspect(&model),
         Command::Run(args) => run_cmd::run_artifact(&args),
+        Command::Train(args) => train_cmd::train(&args),
         Command::Generate(args) => generate_cmd::generate(&args),
         Command::Diverge(args) => diverge_cmd::diverge(&args),
         Command::Devices {

@@ -352,6 +352,34 @@ pub struct Program<'a> {
     pub neuron: Option<NeuronFiles>,
     /// `--debug-outputs`: the graph values returned as outputs, for the manifest.
     pub debug_values: Vec<tpuc_artifact::manifest::DebugValue>,
+    /// `--train`: the training step's layout (its optimizer's arguments and outputs).
+    pub training: Option<&'a crate::training::Layout>,
+}
+
+/// The manifest's outputs of an inference program: the user outputs, then the
+/// buffers' next values (what `@main` returns).
+fn user_and_state_outputs(
+    graph: &crate::frontend::Graph,
+    updates: &[crate::import::StateUpdate],
+    partitioned: Option<&Partitioned>,
+) -> Vec<TensorSpec> {
+    graph
+        .outputs
+        .iter()
+        .map(|n| (n, None))
+        .chain(updates.iter().map(|u| (&u.input, Some(u.input.clone()))))
+        .enumerate()
+        .map(|(i, (n, updates))| {
+            let m = &graph.tensors[n];
+            TensorSpec {
+                name: n.clone(),
+                dtype: m.dtype,
+                shape: m.shape.clone(),
+                sharding: partitioned.and_then(|p| p.outputs.get(i).cloned()),
+                updates,
+            }
+        })
+        .collect()
 }
 
 /// Writes the artifact for `model` with `program` to `output`.
@@ -368,6 +396,7 @@ pub fn write(
         partitioned,
         neuron,
         debug_values,
+        training,
     } = program;
     check_output_path(&model.source, output)?;
     let graph = &model.graph;
@@ -444,25 +473,26 @@ pub fn write(
                 .and_then(|p| p.arguments.get(arguments.len()).cloned()),
         });
     }
+    // A training step: the optimizer's arguments follow the graph's, and its outputs
+    // are the report, then every state's next value.
+    let training = training.map(|layout| {
+        let shardings = partitioned.as_ref().map(|p| p.arguments.as_slice());
+        arguments.extend(layout.arguments(graph, shardings));
+        let results = partitioned.as_ref().map(|p| p.outputs.as_slice());
+        (
+            layout.outputs(&arguments, results),
+            layout.section(&arguments),
+        )
+    });
     // The user outputs, then the buffers' next values (what `@main` returns).
     let updates = crate::import::state_updates(graph);
-    let outputs = graph
-        .outputs
-        .iter()
-        .map(|n| (n, None))
-        .chain(updates.iter().map(|u| (&u.input, Some(u.input.clone()))))
-        .enumerate()
-        .map(|(i, (n, updates))| {
-            let m = &graph.tensors[n];
-            TensorSpec {
-                name: n.clone(),
-                dtype: m.dtype,
-                shape: m.shape.clone(),
-                sharding: partitioned.as_ref().and_then(|p| p.outputs.get(i).cloned()),
-                updates,
-            }
-        })
-        .collect();
+    let (outputs, training) = match training {
+        Some((outputs, section)) => (outputs, Some(section)),
+        None => (
+            user_and_state_outputs(graph, &updates, partitioned.as_ref()),
+            None,
+        ),
+    };
 
     // Build everything in a sibling temporary directory, then move it into place.
     let parent = output
@@ -551,6 +581,7 @@ pub fn write(
             neuron,
             dynamic: None,
             debug_values,
+            training,
         };
         // A target's own step (a TPU executable compiled next to the program) adds its
         // files and manifest entries before anything is moved into place.

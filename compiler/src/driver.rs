@@ -21,7 +21,7 @@ use crate::passes::PassEnv;
 use crate::pipeline::{self, Pipeline, ProgramFacts};
 use crate::printer::{print_module, print_module_with_locations, print_program};
 use crate::targets::{self, Request, Target};
-use crate::{artifact, dynamic, frontend, import, passes, sharding, Progress, StageTime};
+use crate::{artifact, dynamic, frontend, import, passes, sharding, training, Progress, StageTime};
 
 /// Creates the MLIR context tpuc uses.
 pub fn new_context() -> Context {
@@ -70,30 +70,79 @@ impl ProgramFacts {
         options: &CompileOptions,
         emit: Emit,
     ) -> Result<ProgramFacts, CompileError> {
-        let state = import::state_updates(&model.graph);
-        let mut state_aliases = Vec::new();
-        for (k, update) in state.iter().enumerate() {
-            let input = model
-                .graph
-                .inputs
-                .iter()
-                .position(|s| s.name == update.input)
-                .ok_or_else(|| {
-                    CompileError::Internal(format!("state `{}` is no input", update.input))
-                })?;
-            state_aliases.push((input, model.graph.outputs.len() + k));
-        }
+        let training = training_layout(model, options)?;
+        let state_aliases = match &training {
+            Some(layout) => layout.state_aliases(),
+            None => {
+                let state = import::state_updates(&model.graph);
+                let mut aliases = Vec::new();
+                for (k, update) in state.iter().enumerate() {
+                    let input = model
+                        .graph
+                        .inputs
+                        .iter()
+                        .position(|s| s.name == update.input)
+                        .ok_or_else(|| {
+                            CompileError::Internal(format!("state `{}` is no input", update.input))
+                        })?;
+                    aliases.push((input, model.graph.outputs.len() + k));
+                }
+                aliases
+            }
+        };
+        let sharding = match (&options.sharding, &training) {
+            (Some(request), Some(layout)) => Some(training::seeds(
+                layout,
+                &model.graph,
+                request,
+                &state_aliases,
+            )?),
+            (Some(request), None) => {
+                Some(sharding::seeds_for(&model.graph, request, &state_aliases)?)
+            }
+            (None, _) => None,
+        };
         Ok(ProgramFacts {
-            packable: match emit {
-                Emit::Artifact => packable_weights(model, options),
-                Emit::Text => Vec::new(),
+            packable: match (emit, &training) {
+                (Emit::Artifact, None) => packable_weights(model, options),
+                _ => Vec::new(),
             },
-            sharding: match &options.sharding {
-                Some(request) => Some(sharding::seeds_for(&model.graph, request, &state_aliases)?),
-                None => None,
-            },
+            sharding,
             state_aliases,
+            training,
         })
+    }
+}
+
+/// `--train`: the layout of the training step, after the checks; a joint program
+/// compiled without `--train` is refused.
+fn training_layout(
+    model: &frontend::ExportedModel,
+    options: &CompileOptions,
+) -> Result<Option<training::Layout>, CompileError> {
+    match (&options.training, &model.graph.joint) {
+        (Some(train), _) => {
+            if options.debug_outputs {
+                return Err(CompileError::Training(
+                    "--debug-outputs is not available for training steps".into(),
+                ));
+            }
+            if !model.has_weights() && options.missing_weights == crate::MissingWeights::AsInputs {
+                return Err(CompileError::Training(
+                    "--weights-as-inputs: a training step keeps its parameters on the device \
+                     as state; compile the .pt2 that holds them"
+                        .into(),
+                ));
+            }
+            Ok(Some(training::Layout::of(&model.graph, train)?))
+        }
+        (None, Some(_)) => Err(CompileError::Training(
+            "the program is a joint forward + backward program (it returns a loss and \
+             gradients); compile it with --train and an optimizer (tpuc compile --train \
+             --optimizer adamw ...), or export the forward alone for inference"
+                .into(),
+        )),
+        (None, None) => Ok(None),
     }
 }
 
@@ -174,6 +223,13 @@ pub fn compile(
     targets::check_request(options.target, &Request::of(&model, options))?;
     let debug_values = return_debug_values(&mut model, options)?;
     if model.dynamic.is_some() {
+        if options.training.is_some() {
+            return Err(CompileError::Training(
+                "the program was exported with dynamic_shapes; training steps are compiled \
+                 for static shapes (export the joint program without dynamic_shapes)"
+                    .into(),
+            ));
+        }
         return dynamic::compile(model, output, options, watch);
     }
     refuse_specialize(options)?;
@@ -228,6 +284,7 @@ pub fn compile(
             partitioned,
             neuron: neuron_files,
             debug_values,
+            training: facts.training.as_ref(),
         },
         output,
         options,

@@ -63,6 +63,9 @@ pub enum CompileError {
     /// A dynamic program asked for something tpuc cannot do with it.
     #[error("{0}")]
     Dynamic(String),
+    /// `--train`: a program or option a training step cannot be compiled from.
+    #[error("training: {0}")]
+    Training(String),
     #[error("internal compiler error: {0}")]
     Internal(String),
 }

@@ -29,6 +29,7 @@ pub mod pipeline;
 pub mod printer;
 pub mod sharding;
 pub mod targets;
+pub mod training;
 
 pub use driver::{
     compile, compile_pipeline, compile_to_aten_mlir, compile_to_aten_mlir_with, compile_to_mlir,

@@ -79,6 +79,9 @@ pub struct CompileOptions {
     /// Also return every value the graph computes, named by its node
     /// (`tpuc compile --debug-outputs`; `tpuc diverge` compares them with PyTorch's).
     pub debug_outputs: bool,
+    /// `--train`: compile a joint forward + backward program with its optimizer into
+    /// one training step.
+    pub training: Option<crate::training::TrainOptions>,
 }
 
 /// See [`CompileOptions::finish`]: called with the artifact's temporary directory, its
@@ -158,6 +161,7 @@ impl std::fmt::Debug for CompileOptions {
             finish,
             specialize,
             debug_outputs,
+            training,
         } = self;
         f.debug_struct("CompileOptions")
             .field("target", target)
@@ -168,6 +172,7 @@ impl std::fmt::Debug for CompileOptions {
             .field("sharding", sharding)
             .field("specialize", specialize)
             .field("debug_outputs", debug_outputs)
+            .field("training", training)
             .field("custom_lowerings", custom_lowerings)
             .field("print_ir_after", print_ir_after)
             .field("progress", &progress.is_some())

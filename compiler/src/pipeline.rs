@@ -10,6 +10,7 @@
 //! |---|---|
 //! | input | `aten-outline-composites` (-O2, targets with composites) |
 //! | lowering | `lower-aten-to-stablehlo`, `matmul-precision-*` (unless `highest`) |
+//! | training | `tpuc-optimizer` (`--train`: the optimizer's update inside the program) |
 //! | cleanup | `stablehlo-fold-constants`, `-simplify`, `-gather-to-slice`, `-fold-transpose` (-O2); `stablehlo-dce`, `-cse` (-O1) |
 //! | fusion | `stablehlo-outline-composites` (targets with composites), `-fold-batch-reshape`, `-merge-dots`, `-dce` (-O2) |
 //! | target | the target's own passes (Neuron: legalize, auto-cast, check) |
@@ -34,6 +35,7 @@ use crate::passes::OptLevel;
 pub enum Phase {
     Input,
     Lowering,
+    Training,
     Cleanup,
     Fusion,
     Target,
@@ -47,6 +49,7 @@ impl Phase {
         match self {
             Phase::Input => "input",
             Phase::Lowering => "lowering",
+            Phase::Training => "training",
             Phase::Cleanup => "cleanup",
             Phase::Fusion => "fusion",
             Phase::Target => "target",
@@ -268,8 +271,11 @@ pub struct ProgramFacts {
     pub packable: Vec<usize>,
     /// With `--mesh`: the seeds of `tpuc-seed-sharding`.
     pub sharding: Option<passes::seed_sharding::Seeds>,
-    /// `(graph input, @main result)` of each state buffer and its next value.
+    /// `(graph input, @main result)` of each state buffer and its next value (of a
+    /// training step: `(@main argument, result)` of all its state).
     pub state_aliases: Vec<(usize, usize)>,
+    /// `--train`: the training step's layout (`tpuc-optimizer`).
+    pub training: Option<crate::training::Layout>,
 }
 
 /// The pipeline `tpuc compile` runs for `options` and a program with `facts`.
@@ -286,6 +292,9 @@ pub fn for_compile(options: &CompileOptions, facts: &ProgramFacts) -> Pipeline {
             Phase::Lowering,
             PassSpec::new(passes::matmul_precision::name(options.matmul_precision)),
         );
+    }
+    if let Some(layout) = &facts.training {
+        p.push(Phase::Training, layout.pass());
     }
     if level >= OptLevel::O2 {
         for name in [

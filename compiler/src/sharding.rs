@@ -295,7 +295,7 @@ pub fn parse_rules(text: &str, file: &str) -> Result<RulesFile, CompileError> {
 }
 
 /// `*` matches any run of characters, `?` exactly one; everything else itself.
-fn glob(pattern: &[u8], name: &[u8]) -> bool {
+pub(crate) fn glob(pattern: &[u8], name: &[u8]) -> bool {
     match (pattern.first(), name.first()) {
         (None, None) => true,
         (Some(b'*'), _) => {

@@ -209,6 +209,14 @@ pub enum RuntimeError {
     #[error("input sizes: {0}")]
     Sizes(String),
 
+    /// A training checkpoint that cannot be written or does not fit the program.
+    #[error("checkpoint {dir}: {message}")]
+    Checkpoint { dir: PathBuf, message: String },
+
+    /// A bug in tpuc (a state the code does not expect).
+    #[error("internal error: {0}")]
+    Internal(String),
+
     /// Any other misuse detectable before calling into PJRT.
     #[error("{0}")]
     InvalidArgument(String),

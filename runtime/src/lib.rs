@@ -35,6 +35,7 @@ pub mod pjrt;
 pub mod plugin_logging;
 pub mod session;
 pub mod tpu;
+pub mod training;
 pub mod version;
 
 pub use tpuc_artifact::xla::compile_options;

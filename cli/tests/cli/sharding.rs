@@ -69,6 +69,7 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
         neuron: None,
         dynamic: None,
         debug_values: Vec::new(),
+        training: None,
     };
     std::fs::write(
         art.join("manifest.json"),

@@ -165,6 +165,7 @@ pub(crate) fn compile(
             partitioned: None,
             neuron: None,
             debug_values: Vec::new(),
+            training: None,
         },
         output,
         &options,

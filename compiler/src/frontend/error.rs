@@ -31,6 +31,8 @@ pub enum FrontendError {
     },
     #[error("malformed exported program: {0}")]
     Malformed(String),
+    #[error("joint training program: {0}")]
+    Joint(String),
     #[error("weight `{name}` is missing: `{file}` is not in the archive")]
     MissingWeight { name: String, file: String },
     #[error("weight `{name}`: metadata needs {expected} bytes of storage (sizes {sizes:?}, strides {strides:?}, offset {offset}) but `{file}` holds {found}")]

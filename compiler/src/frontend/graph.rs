@@ -142,6 +142,14 @@ pub struct InputSpec {
     pub target: Option<String>,
 }
 
+/// What makes a graph a joint (forward + backward) training program: `outputs[0]` is
+/// the scalar loss and `outputs[1 + i]` the gradient of parameter `parameters[i]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Joint {
+    /// Placeholder names of the parameters with a gradient, in output order.
+    pub parameters: Vec<String>,
+}
+
 /// An ExportedProgram's graph, signature and tensor metadata.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Graph {
@@ -153,6 +161,9 @@ pub struct Graph {
     /// tensor that is its value for the next call (as-exported graphs write buffers in
     /// place instead; `import::state_updates` finds both).
     pub buffer_mutations: Vec<(String, String)>,
+    /// Of a joint training program (`loss_output` and `gradient_to_parameter` output
+    /// specs): `outputs` are the loss, then one gradient per parameter named here.
+    pub joint: Option<Joint>,
     pub nodes: Vec<Node>,
     /// Metadata of every tensor value by name.
     pub tensors: BTreeMap<String, TensorMeta>,

@@ -15,7 +15,7 @@ use tpuc_artifact::DType;
 use super::data_dependent::UnbackedDims;
 use super::error::{FrontendError, Result};
 use super::graph::{
-    Arg, Graph, InputKind, InputSpec, Node, NodeOutput, SymInt, TensorMeta, DATA_DEPENDENT,
+    Arg, Graph, InputKind, InputSpec, Joint, Node, NodeOutput, SymInt, TensorMeta, DATA_DEPENDENT,
 };
 use super::tree::{self, Json as Value};
 
@@ -557,6 +557,7 @@ fn parse_subgraph(v: &Value, ctx: &str, sizes: Sizes<'_>) -> Result<Arg> {
         inputs,
         outputs,
         buffer_mutations: Vec::new(),
+        joint: None,
         nodes,
         tensors,
         schema_version: (0, 0),
@@ -928,7 +929,8 @@ fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Resul
         .enumerate()
         .map(|(i, s)| parse_input_spec(s, i))
         .collect::<Result<Vec<_>>>()?;
-    let (outputs, buffer_mutations) = graph_outputs(graph, signature, &inputs, &nodes, file)?;
+    let (outputs, buffer_mutations, joint) =
+        graph_outputs(graph, signature, &inputs, &nodes, file)?;
     let mutated: Vec<String> = buffer_mutations.iter().map(|(_, v)| v.clone()).collect();
     check_definitions(&inputs, &nodes, &outputs)?;
     check_definitions(&inputs, &nodes, &mutated)?;
@@ -948,6 +950,7 @@ fn parse_program(bytes: &[u8], file: &str, bindings: Option<&Bindings>) -> Resul
         inputs,
         outputs,
         buffer_mutations,
+        joint,
         nodes,
         tensors,
         schema_version: (major, minor),
@@ -1114,7 +1117,7 @@ pub fn dynamic_signature(bytes: &[u8], file: &str) -> Result<Option<DynamicSigna
 }
 
 /// The user outputs and the buffer mutations (buffer placeholder, new value).
-type UserOutputsAndMutations = (Vec<String>, Vec<(String, String)>);
+type UserOutputsAndMutations = (Vec<String>, Vec<(String, String)>, Option<Joint>);
 
 /// The name of the node that produces tensor `name`, for messages.
 fn producer<'a>(nodes: &'a [Node], name: &str) -> Option<&'a str> {
@@ -1129,6 +1132,10 @@ fn producer<'a>(nodes: &'a [Node], name: &str) -> Option<&'a str> {
 /// mutations (buffer placeholder, new value). Mutations of parameters and user inputs
 /// are refused with the tensor they would write: tpuc keeps buffers as state, and
 /// dropping the write would give wrong results from the second call on.
+///
+/// A joint training program (`_export_forward_backward`: a `loss_output` and one
+/// `gradient_to_parameter` per trained parameter) has the loss, then the gradients,
+/// as its outputs, and its [`Joint`] names the parameter of each gradient.
 fn graph_outputs(
     graph: &Value,
     signature: &Value,
@@ -1151,14 +1158,45 @@ fn graph_outputs(
         listed.push(tensor_name(inner, &ctx)?);
     }
     let specs = as_array(get(signature, "output_specs", file)?, file)?;
-    let mut outputs = Vec::new();
+    let mut outputs: Vec<String> = Vec::new();
     let mut in_spec_order = Vec::new();
     let mut mutations = Vec::new();
     let mut writes = Vec::new();
+    let mut loss: Option<String> = None;
+    let mut gradients: Vec<(String, String)> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         let ctx = format!("output spec #{i}");
         let (kind, val) = union(spec, &ctx)?;
         let arg = get(val, "arg", &ctx)?;
+        if kind == "loss_output" || kind == "gradient_to_parameter" {
+            // TensorArgument (`{"name": ...}`), as mutation specs hold.
+            let value = arg
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| malformed(format!("{ctx}: {kind} names no tensor")))?;
+            in_spec_order.push(value.to_string());
+            if kind == "loss_output" {
+                if loss.is_some() {
+                    return Err(malformed(format!("{ctx}: a second loss_output")));
+                }
+                loss = Some(value.to_string());
+                continue;
+            }
+            let target = val
+                .get("parameter_name")
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            let param = inputs
+                .iter()
+                .find(|s| s.kind == InputKind::Parameter && s.target.as_deref() == Some(target))
+                .ok_or_else(|| {
+                    malformed(format!(
+                        "{ctx}: gradient_to_parameter of `{target}`, which no parameter input spec names"
+                    ))
+                })?;
+            gradients.push((param.name.clone(), value.to_string()));
+            continue;
+        }
         if kind == "user_output" {
             let (k, inner) = union(arg, &ctx)?;
             if k != "as_tensor" {
@@ -1176,8 +1214,7 @@ fn graph_outputs(
             "user_input_mutation" => ("user input", "user_input_name"),
             other => {
                 return Err(malformed(format!(
-                    "{ctx}: output kind `{other}` (a gradient, loss or token output) is not \
-                     supported in inference programs"
+                    "{ctx}: output kind `{other}` (a token output) is not supported"
                 )))
             }
         };
@@ -1217,7 +1254,33 @@ fn graph_outputs(
             listed.join(", ")
         )));
     }
-    Ok((outputs, mutations))
+    let joint = match loss {
+        None if gradients.is_empty() => None,
+        None => {
+            return Err(FrontendError::Joint(
+                "the program has gradient outputs but no loss_output: export the joint program \
+                 with `_export_forward_backward(ep, joint_loss_index=...)` from a forward that returns the loss"
+                    .into(),
+            ))
+        }
+        Some(loss) => {
+            if !outputs.is_empty() {
+                return Err(FrontendError::Joint(format!(
+                    "the training program returns user outputs besides its loss ({}); a compiled \
+                     training step returns the loss, the gradient norm and the learning rate only: \
+                     return `(loss,)` from the forward you export",
+                    outputs.join(", ")
+                )));
+            }
+            let mut all = vec![loss];
+            all.extend(gradients.iter().map(|(_, g)| g.clone()));
+            outputs = all;
+            Some(Joint {
+                parameters: gradients.into_iter().map(|(p, _)| p).collect(),
+            })
+        }
+    };
+    Ok((outputs, mutations, joint))
 }
 
 /// Every tensor is defined once (by an input or a node) and every output is defined.

@@ -16,7 +16,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub use error::FrontendError;
-pub use graph::{Arg, Graph, InputKind, InputSpec, Node, NodeOutput, TensorMeta};
+pub use graph::{Arg, Graph, InputKind, InputSpec, Joint, Node, NodeOutput, TensorMeta};
 
 use archive::{Archive, StoredTensor};
 use error::Result;

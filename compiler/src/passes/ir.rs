@@ -862,6 +862,33 @@ pub fn set_function_argument_types(func: MlirOperation, block: MlirBlock) -> boo
     true
 }
 
+/// Sets the result types of the function `func` (its argument types kept).
+pub fn set_function_result_types(func: MlirOperation, results: &[mlir_sys::MlirType]) -> bool {
+    let Some(old) = attribute(func, "function_type") else {
+        return false;
+    };
+    // SAFETY: as in `set_function_argument_types`.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsAType(old) {
+            return false;
+        }
+        let fty = mlir_sys::mlirTypeAttrGetValue(old);
+        if !mlir_sys::mlirTypeIsAFunction(fty) {
+            return false;
+        }
+        let args: Vec<mlir_sys::MlirType> = (0..mlir_sys::mlirFunctionTypeGetNumInputs(fty))
+            .map(|i| mlir_sys::mlirFunctionTypeGetInput(fty, i))
+            .collect();
+        let new = function_type(mlir_sys::mlirOperationGetContext(func), &args, results);
+        mlir_sys::mlirOperationSetAttributeByName(
+            func,
+            string_ref("function_type"),
+            mlir_sys::mlirTypeAttrGet(new),
+        );
+    }
+    true
+}
+
 /// The elements of an array attribute of `array<i64: ...>` attributes.
 pub fn i64_array_list(a: mlir_sys::MlirAttribute) -> Option<Vec<Vec<i64>>> {
     // SAFETY: each accessor is guarded by the matching attribute kind test.

@@ -21,6 +21,7 @@ pub mod lower_aten_to_stablehlo;
 pub mod mark_state_aliases;
 pub mod matmul_precision;
 pub mod merge_dots;
+pub mod optimizer;
 pub mod outline_aten_composites;
 pub mod propagate_sharding;
 pub mod seed_sharding;
@@ -139,6 +140,9 @@ fn entries() -> Vec<(&'static str, Constructor)> {
                 s,
                 matmul_precision::SetMatmulPrecision(MatmulPrecision::Highest),
             )
+        }),
+        (optimizer::NAME, |s, _| {
+            Ok(Box::new(optimizer::Optimizer::from_spec(s)?))
         }),
         ("stablehlo-fold-constants", |s, _| {
             plain(s, fold_constants::FoldConstants)

@@ -320,8 +320,23 @@ impl Session {
         let weight_args: Vec<&Argument> = manifest
             .arguments
             .iter()
-            .filter(|a| a.kind != ArgumentKind::UserInput)
+            .filter(|a| {
+                !matches!(
+                    a.kind,
+                    ArgumentKind::UserInput | ArgumentKind::OptimizerState
+                )
+            })
             .collect();
+        // Optimizer state starts at zero and is not stored: its initial values view
+        // one buffer of zeros, as long as the largest.
+        let zero_bytes = manifest
+            .arguments
+            .iter()
+            .filter(|a| a.kind == ArgumentKind::OptimizerState)
+            .map(|a| a.shape.iter().product::<i64>().max(0) as usize * a.dtype.size_in_bytes())
+            .max()
+            .unwrap_or(0);
+        let zeros = vec![0u8; zero_bytes];
         let weights_file = if weight_args.is_empty() && manifest.weights.file.is_empty() {
             None
         } else {
@@ -343,6 +358,30 @@ impl Session {
             if arg.kind == ArgumentKind::UserInput {
                 slots.push(Slot::User(user_inputs.len()));
                 user_inputs.push(i);
+                continue;
+            }
+            if arg.kind == ArgumentKind::OptimizerState {
+                let k = state.iter().position(|st| st.arg == i).ok_or_else(|| {
+                    fail(format!(
+                        "argument {i} `{}` is optimizer state but no output updates it",
+                        arg.name
+                    ))
+                })?;
+                let n =
+                    arg.shape.iter().product::<i64>().max(0) as usize * arg.dtype.size_in_bytes();
+                slots.push(Slot::State {
+                    weight: weight_tensors.len(),
+                    state: k,
+                });
+                weight_tensors.push((
+                    arg.name.as_str(),
+                    crate::safetensors::TensorView {
+                        name: arg.name.as_str(),
+                        dtype: arg.dtype,
+                        shape: &arg.shape,
+                        data: &zeros[..n],
+                    },
+                ));
                 continue;
             }
             let key = arg.weight.as_deref().ok_or_else(|| {

@@ -36,9 +36,15 @@ pub(super) fn state_slots(manifest: &Manifest) -> std::result::Result<Vec<StateS
                 )
             })?;
         let a = &manifest.arguments[arg];
-        if a.kind != ArgumentKind::Buffer || a.dtype != spec.dtype || a.shape != spec.shape {
+        // Buffers, and of a training step its parameters and optimizer state.
+        let kind_ok = match a.kind {
+            ArgumentKind::Buffer => true,
+            ArgumentKind::Parameter | ArgumentKind::OptimizerState => manifest.training.is_some(),
+            _ => false,
+        };
+        if !kind_ok || a.dtype != spec.dtype || a.shape != spec.shape {
             return Err(format!(
-                "output {output} `{}` ({}) updates argument `{name}` ({:?} {}): state must be a buffer of the same type",
+                "output {output} `{}` ({}) updates argument `{name}` ({:?} {}): state must be a buffer (or a training step's parameter or optimizer state) of the same type",
                 spec.name,
                 describe(spec.dtype, &spec.shape),
                 a.kind,

@@ -254,6 +254,7 @@ pub fn write_artifact(dir: &Path) -> Manifest {
         neuron: None,
         dynamic: None,
         debug_values: Vec::new(),
+        training: None,
     };
     write_manifest(dir, &manifest);
     manifest

@@ -213,6 +213,7 @@ fn partitioned_sessions_run_on_their_mesh() {
             neuron: None,
             dynamic: None,
             debug_values: Vec::new(),
+            training: None,
         };
         write_manifest(&dir, &manifest);
         let options = LoadOptions {

@@ -1,0 +1,438 @@
+//! Training steps (`tpuc compile --train`): a joint forward + backward program
+//! (`torch.export.experimental._export_forward_backward`) compiled with its optimizer
+//! into one program that runs forward, backward and update.
+//!
+//! This module is the one home of a training step's layout, which the pipeline
+//! (`tpuc-optimizer`, `tpuc-mark-state-aliases`, `tpuc-seed-sharding`), the artifact
+//! writer (the manifest's arguments, outputs and `training` section) and the checks
+//! all read:
+//!
+//! - arguments: the graph's inputs (parameters, buffers, user inputs), then each
+//!   trained parameter's optimizer state (`exp_avg`, `exp_avg_sq` or
+//!   `momentum_buffer`, parameter by parameter), then the step counter;
+//! - results: the loss, the gradient norm before clipping and the learning rate used,
+//!   then the buffers' next values, the parameters', the optimizer state's and the
+//!   step counter's: all state the runtime keeps on the device.
+
+use tpuc_artifact::manifest::{Argument, ArgumentKind, TensorSpec};
+use tpuc_artifact::training::{Hyperparameters, TrainedParameter, Training, OUTPUTS};
+use tpuc_artifact::DType;
+
+use crate::error::CompileError;
+use crate::frontend::{Graph, InputKind};
+use crate::pipeline::PassSpec;
+
+/// What `--train` asks for: the optimizer and the parameters kept fixed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainOptions {
+    pub hyperparameters: Hyperparameters,
+    /// `--freeze`: glob patterns over state-dict names (`*` any run, `?` one character).
+    pub freeze: Vec<String>,
+}
+
+/// The argument name of the step counter.
+pub const STEP_ARGUMENT: &str = "optimizer.step";
+
+/// Ops that draw random numbers: a training step with one would need seeded
+/// randomness on the device, which tpuc does not build.
+const RANDOM_OPS: &[&str] = &[
+    "aten.native_dropout",
+    "aten.dropout",
+    "aten.bernoulli",
+    "aten.rand",
+    "aten.randn",
+    "aten.randint",
+    "aten.randperm",
+    "aten.rand_like",
+    "aten.randn_like",
+    "aten.randint_like",
+    "aten.normal",
+    "aten.uniform",
+    "aten.exponential",
+    "aten.multinomial",
+];
+
+/// A trained parameter: its graph input, the result holding its gradient in the
+/// imported program, and its state-dict name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trained {
+    pub input: usize,
+    pub gradient: usize,
+    pub key: String,
+}
+
+/// The layout of one training step (see the module documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    pub hyperparameters: Hyperparameters,
+    pub trained: Vec<Trained>,
+    pub frozen: Vec<String>,
+    /// Gradient results of the imported program (trained and frozen).
+    pub gradients: usize,
+    /// Graph inputs; the optimizer's arguments follow them.
+    pub inputs: usize,
+    /// `(graph input, imported result)` of each buffer the forward updates.
+    pub buffers: Vec<usize>,
+}
+
+fn glob(pattern: &str, name: &str) -> bool {
+    crate::sharding::glob(pattern.as_bytes(), name.as_bytes())
+}
+
+fn refuse(message: String) -> CompileError {
+    CompileError::Training(message)
+}
+
+impl Layout {
+    /// The layout of training `graph` with `options`, after checking that the graph is
+    /// a joint program tpuc can train exactly.
+    pub fn of(graph: &Graph, options: &TrainOptions) -> Result<Layout, CompileError> {
+        let joint = graph.joint.as_ref().ok_or_else(|| {
+            refuse(
+                "--train needs a joint forward + backward program; export it with \
+                 `torch.export.experimental._export_forward_backward(torch.export.export(model, args), \
+                 joint_loss_index=0)` from a forward that returns `(loss,)`, then torch.export.save"
+                    .into(),
+            )
+        })?;
+        options
+            .hyperparameters
+            .check()
+            .map_err(|e| CompileError::Training(format!("bad hyperparameter {e}")))?;
+        let loss = &graph.tensors[&graph.outputs[0]];
+        if loss.shape.iter().product::<i64>() != 1 || !loss.shape.is_empty() {
+            return Err(refuse(format!(
+                "the loss `{}` is {:?} {:?}, not a scalar; reduce it (mean or sum) in the forward you export",
+                graph.outputs[0], loss.dtype, loss.shape
+            )));
+        }
+        if !loss.dtype.is_float() {
+            return Err(refuse(format!(
+                "the loss `{}` is {:?}, not a floating-point scalar",
+                graph.outputs[0], loss.dtype
+            )));
+        }
+        if let Some(node) = graph.nodes.iter().find(|n| {
+            RANDOM_OPS
+                .iter()
+                .any(|op| n.target.starts_with(&format!("{op}.")))
+        }) {
+            return Err(CompileError::Node {
+                node: node.name.clone(),
+                target: node.target.clone(),
+                message: "it draws random numbers, which tpuc's training steps do not; hint: set \
+                          dropout (and every other random op) to 0 before exporting, as most LLM \
+                          pretraining does"
+                    .into(),
+            });
+        }
+        for pattern in &options.freeze {
+            let any = graph.inputs.iter().any(|s| {
+                s.kind == InputKind::Parameter
+                    && s.target.as_deref().is_some_and(|t| glob(pattern, t))
+            });
+            if !any {
+                return Err(refuse(format!(
+                    "--freeze '{pattern}' matches no parameter (parameters: {})",
+                    graph
+                        .inputs
+                        .iter()
+                        .filter(|s| s.kind == InputKind::Parameter)
+                        .filter_map(|s| s.target.as_deref())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        let mut trained = Vec::new();
+        let mut frozen = Vec::new();
+        for (g, name) in joint.parameters.iter().enumerate() {
+            let (input, spec) = graph
+                .inputs
+                .iter()
+                .enumerate()
+                .find(|(_, s)| &s.name == name)
+                .ok_or_else(|| CompileError::Internal(format!("parameter `{name}` is no input")))?;
+            let key = spec.target.clone().unwrap_or_else(|| name.clone());
+            let (p, grad) = (&graph.tensors[name], &graph.tensors[&graph.outputs[1 + g]]);
+            if p.dtype != grad.dtype || p.shape != grad.shape {
+                return Err(refuse(format!(
+                    "the gradient of `{key}` is {:?} {:?} but the parameter is {:?} {:?}",
+                    grad.dtype, grad.shape, p.dtype, p.shape
+                )));
+            }
+            if !p.dtype.is_float() {
+                return Err(refuse(format!(
+                    "parameter `{key}` is {:?}; tpuc trains floating-point parameters",
+                    p.dtype
+                )));
+            }
+            if options.freeze.iter().any(|f| glob(f, &key)) {
+                frozen.push(key);
+            } else {
+                trained.push(Trained {
+                    input,
+                    gradient: 1 + g,
+                    key,
+                });
+            }
+        }
+        if trained.is_empty() {
+            return Err(refuse(
+                "no parameter is trained (every one is frozen or has no gradient)".into(),
+            ));
+        }
+        let buffers = crate::import::state_updates(graph)
+            .iter()
+            .map(|u| {
+                graph
+                    .inputs
+                    .iter()
+                    .position(|s| s.name == u.input)
+                    .ok_or_else(|| {
+                        CompileError::Internal(format!("state `{}` is no input", u.input))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Layout {
+            hyperparameters: options.hyperparameters.clone(),
+            trained,
+            frozen,
+            gradients: joint.parameters.len(),
+            inputs: graph.inputs.len(),
+            buffers,
+        })
+    }
+
+    fn slots(&self) -> &'static [&'static str] {
+        self.hyperparameters.slots()
+    }
+
+    /// The argument index of slot `k` of trained parameter `j`.
+    pub fn slot_argument(&self, j: usize, k: usize) -> usize {
+        self.inputs + j * self.slots().len() + k
+    }
+
+    /// The argument index of the step counter.
+    pub fn step_argument(&self) -> usize {
+        self.inputs + self.trained.len() * self.slots().len()
+    }
+
+    /// `(argument, result)` of every state of the step: buffers, parameters, optimizer
+    /// state, the step counter.
+    pub fn state_aliases(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut result = OUTPUTS.len();
+        for &b in &self.buffers {
+            out.push((b, result));
+            result += 1;
+        }
+        for t in &self.trained {
+            out.push((t.input, result));
+            result += 1;
+        }
+        for j in 0..self.trained.len() {
+            for k in 0..self.slots().len() {
+                out.push((self.slot_argument(j, k), result));
+                result += 1;
+            }
+        }
+        out.push((self.step_argument(), result));
+        out
+    }
+
+    /// The `tpuc-optimizer` pass of this step.
+    pub fn pass(&self) -> PassSpec {
+        let h = &self.hyperparameters;
+        let params: Vec<String> = self
+            .trained
+            .iter()
+            .map(|t| format!("{}:{}", t.input, t.gradient))
+            .collect();
+        let mut spec = PassSpec::new(crate::passes::optimizer::NAME)
+            .with("optimizer", h.optimizer.name())
+            .with("lr", h.lr.to_string());
+        spec = match h.optimizer {
+            tpuc_artifact::training::OptimizerKind::Sgd => spec
+                .with("momentum", h.momentum.to_string())
+                .with("dampening", h.dampening.to_string())
+                .with("nesterov", h.nesterov.to_string()),
+            _ => spec
+                .with("betas", format!("{},{}", h.betas.0, h.betas.1))
+                .with("eps", h.eps.to_string()),
+        };
+        spec = spec.with("weight-decay", h.weight_decay.to_string());
+        if let Some(c) = h.clip_grad_norm {
+            spec = spec.with("clip-grad-norm", c.to_string());
+        }
+        spec = spec.with("schedule", h.schedule.name());
+        match h.schedule {
+            tpuc_artifact::training::Schedule::Constant => {}
+            tpuc_artifact::training::Schedule::WarmupCosine {
+                warmup,
+                total,
+                min_lr_ratio,
+            }
+            | tpuc_artifact::training::Schedule::WarmupLinear {
+                warmup,
+                total,
+                min_lr_ratio,
+            } => {
+                spec = spec
+                    .with("warmup-steps", warmup.to_string())
+                    .with("total-steps", total.to_string())
+                    .with("min-lr-ratio", min_lr_ratio.to_string());
+            }
+        }
+        spec.with("gradients", self.gradients.to_string())
+            .with("params", params.join(","))
+    }
+
+    /// The manifest's arguments the optimizer adds (after the graph's), with the
+    /// sharding of each from `shardings` (all of `@main`'s, when partitioned).
+    pub fn arguments(
+        &self,
+        graph: &Graph,
+        shardings: Option<&[tpuc_artifact::sharding::TensorSharding]>,
+    ) -> Vec<Argument> {
+        let mut out = Vec::new();
+        let sharding = |i: usize| shardings.and_then(|s| s.get(i).cloned());
+        for (j, t) in self.trained.iter().enumerate() {
+            let name = &graph.inputs[t.input].name;
+            let meta = &graph.tensors[name];
+            for (k, slot) in self.slots().iter().enumerate() {
+                out.push(Argument {
+                    name: format!("{}.{slot}", t.key),
+                    kind: ArgumentKind::OptimizerState,
+                    dtype: meta.dtype,
+                    shape: meta.shape.clone(),
+                    weight: None,
+                    zero_filled: false,
+                    packed: None,
+                    sharding: sharding(self.slot_argument(j, k)),
+                });
+            }
+        }
+        out.push(Argument {
+            name: STEP_ARGUMENT.into(),
+            kind: ArgumentKind::OptimizerState,
+            dtype: DType::F32,
+            shape: Vec::new(),
+            weight: None,
+            zero_filled: false,
+            packed: None,
+            sharding: sharding(self.step_argument()),
+        });
+        out
+    }
+
+    /// The manifest's outputs of the step, given the arguments it wrote (graph inputs
+    /// and the optimizer's), with the sharding of each from `shardings`.
+    pub fn outputs(
+        &self,
+        arguments: &[Argument],
+        shardings: Option<&[tpuc_artifact::sharding::TensorSharding]>,
+    ) -> Vec<TensorSpec> {
+        let sharding = |i: usize| shardings.and_then(|s| s.get(i).cloned());
+        let mut out: Vec<TensorSpec> = OUTPUTS
+            .iter()
+            .enumerate()
+            .map(|(i, name)| TensorSpec {
+                name: name.to_string(),
+                dtype: DType::F32,
+                shape: Vec::new(),
+                sharding: sharding(i),
+                updates: None,
+            })
+            .collect();
+        for (arg, result) in self.state_aliases() {
+            let a = &arguments[arg];
+            out.push(TensorSpec {
+                name: a.name.clone(),
+                dtype: a.dtype,
+                shape: a.shape.clone(),
+                sharding: sharding(result),
+                updates: Some(a.name.clone()),
+            });
+        }
+        out
+    }
+
+    /// The manifest's `training` section, given the arguments it wrote.
+    pub fn section(&self, arguments: &[Argument]) -> Training {
+        let k = self.slots().len();
+        Training {
+            hyperparameters: self.hyperparameters.clone(),
+            parameters: self
+                .trained
+                .iter()
+                .enumerate()
+                .map(|(j, t)| TrainedParameter {
+                    key: t.key.clone(),
+                    argument: arguments[t.input].name.clone(),
+                    state: self
+                        .slots()
+                        .iter()
+                        .enumerate()
+                        .map(|(s, slot)| {
+                            (
+                                slot.to_string(),
+                                arguments[self.inputs + j * k + s].name.clone(),
+                            )
+                        })
+                        .collect(),
+                })
+                .collect(),
+            frozen: self.frozen.clone(),
+            step: STEP_ARGUMENT.into(),
+        }
+    }
+}
+
+/// The sharding seeds of a training step: the graph's (`--shard data-parallel`,
+/// `fsdp`, rules) and, for the optimizer's arguments, each parameter's own sharding
+/// for its state (the step counter whole). State no seed splits is seeded whole, so
+/// that every parameter, its state and their next values keep one sharding.
+pub fn seeds(
+    layout: &Layout,
+    graph: &Graph,
+    request: &crate::options::ShardingRequest,
+    state: &[(usize, usize)],
+) -> Result<crate::passes::seed_sharding::Seeds, CompileError> {
+    use crate::options::ShardPreset;
+    use tpuc_artifact::sharding::TensorSharding;
+    if let Some(p) = request
+        .presets
+        .iter()
+        .find(|p| matches!(p, ShardPreset::Megatron | ShardPreset::Expert))
+    {
+        return Err(CompileError::Sharding(format!(
+            "--shard {} is not built for training steps yet (their optimizer state would \
+             have to follow the parameters' in-program decisions); use data-parallel or fsdp",
+            match p {
+                ShardPreset::Megatron => "megatron",
+                _ => "expert",
+            }
+        )));
+    }
+    let mut seeds = crate::sharding::seeds_for(graph, request, state)?;
+    let rank = |i: usize| graph.tensors[&graph.inputs[i].name].shape.len();
+    let slots = layout.slots().len();
+    seeds.args.resize(layout.step_argument() + 1, None);
+    for (j, t) in layout.trained.iter().enumerate() {
+        let s = seeds.args[t.input]
+            .clone()
+            .unwrap_or_else(|| TensorSharding::replicated(rank(t.input)));
+        seeds.args[t.input] = Some(s.clone());
+        for k in 0..slots {
+            seeds.args[layout.slot_argument(j, k)] = Some(s.clone());
+        }
+    }
+    for &b in &layout.buffers {
+        if seeds.args[b].is_none() {
+            seeds.args[b] = Some(TensorSharding::replicated(rank(b)));
+        }
+    }
+    seeds.args[layout.step_argument()] = Some(TensorSharding::replicated(0));
+    Ok(seeds)
+}
