@@ -249,6 +249,10 @@ pub struct Training {
     /// The argument counting the optimizer steps taken (an f32 scalar, as
     /// `torch.optim` keeps `step`).
     pub step: String,
+    /// State-dict names of buffers registered with `persistent=False`, which a
+    /// checkpoint leaves out (as `state_dict()` does).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_persistent: Vec<String>,
 }
 
 /// A parameter the step updates, and its optimizer state.

@@ -138,30 +138,30 @@ pub struct TrainFlags {
     #[arg(long, value_name = "NAME")]
     optimizer: Option<String>,
     /// Learning rate (torch.optim's default 1e-3).
-    #[arg(long, value_name = "LR")]
+    #[arg(long, value_name = "LR", allow_negative_numbers = true)]
     lr: Option<f64>,
     /// Adam/AdamW: `BETA1,BETA2` (default 0.9,0.999), each in [0, 1).
     #[arg(long, value_name = "B1,B2")]
     betas: Option<String>,
     /// Adam/AdamW: the denominator's epsilon (default 1e-8).
-    #[arg(long, value_name = "EPS")]
+    #[arg(long, value_name = "EPS", allow_negative_numbers = true)]
     eps: Option<f64>,
     /// Weight decay (default: 0.01 for adamw, decoupled; 0 for adam and sgd, added to
     /// the gradient).
-    #[arg(long, value_name = "WD")]
+    #[arg(long, value_name = "WD", allow_negative_numbers = true)]
     weight_decay: Option<f64>,
     /// SGD: momentum (default 0: no momentum buffer).
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_negative_numbers = true)]
     momentum: Option<f64>,
     /// SGD: dampening of the momentum (default 0).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", allow_negative_numbers = true)]
     dampening: Option<f64>,
     /// SGD: Nesterov momentum (needs --momentum > 0 and --dampening 0).
     #[arg(long)]
     nesterov: bool,
     /// Clip the gradients' total 2-norm to MAX before each update, as
     /// torch.nn.utils.clip_grad_norm_ (the reported norm is before clipping).
-    #[arg(long, value_name = "MAX")]
+    #[arg(long, value_name = "MAX", allow_negative_numbers = true)]
     clip_grad_norm: Option<f64>,
     /// Learning-rate schedule, computed on the device from the step counter: constant
     /// (the default), warmup-cosine or warmup-linear. With `s` steps before it, a step
@@ -178,7 +178,7 @@ pub struct TrainFlags {
     #[arg(long, value_name = "T")]
     total_steps: Option<u64>,
     /// The schedule's R (default 0).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     min_lr_ratio: Option<f64>,
     /// Keep the parameters whose state-dict names match PATTERN fixed (`*` any
     /// characters, `?` one; repeatable): no update, no optimizer state, not clipped.

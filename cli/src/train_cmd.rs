@@ -160,12 +160,21 @@ fn checkpoint(trainer: &Trainer, dir: &Path) -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// A value with `digits` decimals, or in e-notation when it is very large or small.
+fn num(x: f32, digits: usize) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-3..1e5).contains(&x.abs()) {
+        format!("{x:.3e}")
+    } else {
+        format!("{x:.digits$}")
+    }
+}
+
 fn line(r: &StepReport, total: u64) -> String {
     format!(
-        "step {:>width$}/{total}  loss {:.6}  grad_norm {:.4}  lr {:.3e}  {:.1} ms",
+        "step {:>width$}/{total}  loss {}  grad_norm {}  lr {:.3e}  {:.1} ms",
         r.step,
-        r.loss,
-        r.grad_norm,
+        num(r.loss, 6),
+        num(r.grad_norm, 4),
         r.lr,
         r.seconds * 1e3,
         width = total.to_string().len()

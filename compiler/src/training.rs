@@ -73,6 +73,8 @@ pub struct Layout {
     pub inputs: usize,
     /// `(graph input, imported result)` of each buffer the forward updates.
     pub buffers: Vec<usize>,
+    /// State-dict names of the buffers registered with `persistent=False`.
+    pub non_persistent: Vec<String>,
 }
 
 fn glob(pattern: &str, name: &str) -> bool {
@@ -201,6 +203,12 @@ impl Layout {
             gradients: joint.parameters.len(),
             inputs: graph.inputs.len(),
             buffers,
+            non_persistent: graph
+                .inputs
+                .iter()
+                .filter(|s| !s.persistent)
+                .filter_map(|s| s.target.clone())
+                .collect(),
         })
     }
 
@@ -385,6 +393,7 @@ impl Layout {
                 .collect(),
             frozen: self.frozen.clone(),
             step: STEP_ARGUMENT.into(),
+            non_persistent: self.non_persistent.clone(),
         }
     }
 }

@@ -273,6 +273,9 @@ pub struct ConvParams {
     pub lhs_dilation: Vec<i64>,
     pub rhs_dilation: Vec<i64>,
     pub feature_groups: i64,
+    /// `batch_group_count`: the input's batch split into groups, each convolved with its
+    /// share of the kernel's output features (a grouped convolution's weight gradient).
+    pub batch_groups: i64,
 }
 
 /// Parameters of `stablehlo.reduce_window`.
@@ -1119,7 +1122,7 @@ impl<'c> Emitter<'c> {
                 ("lhs_dilation", i64_array(&p.lhs_dilation)),
                 ("rhs_dilation", i64_array(&p.rhs_dilation)),
                 ("feature_group_count", format!("{} : i64", p.feature_groups)),
-                ("batch_group_count", "1 : i64".to_string()),
+                ("batch_group_count", format!("{} : i64", p.batch_groups)),
             ]
             .into_iter()
             .chain(precision_config(input.dtype()).map(|p| ("precision_config", p)))
@@ -1959,7 +1962,20 @@ pub fn infer_convolution(
             ),
         ));
     }
-    let mut shape = vec![input.shape[0], kernel.shape[0]];
+    if p.batch_groups < 1
+        || input.shape[0] % p.batch_groups != 0
+        || kernel.shape[0] % p.batch_groups != 0
+        || (p.batch_groups > 1 && p.feature_groups > 1)
+    {
+        return Err(DialectError::invalid(
+            op,
+            format!(
+                "batch of input {input} and kernel {kernel} do not split into {} batch groups",
+                p.batch_groups
+            ),
+        ));
+    }
+    let mut shape = vec![input.shape[0] / p.batch_groups, kernel.shape[0]];
     for i in 0..n {
         let dilated_in = (input.shape[i + 2] - 1) * p.lhs_dilation[i] + 1;
         let padded = dilated_in + p.padding[i].0 + p.padding[i].1;

@@ -728,6 +728,10 @@ fn check_op(
                 lhs_dilation: i64_list(&attr(op, "lhs_dilation")?)?,
                 rhs_dilation: i64_list(&attr(op, "rhs_dilation")?)?,
                 feature_groups: scalar_int(&attr(op, "feature_group_count")?)?,
+                batch_groups: match op.attribute("batch_group_count") {
+                    Ok(a) => scalar_int(&a)?,
+                    Err(_) => 1,
+                },
             };
             let inferred = e(infer_convolution(&operands[0], &operands[1], &p))?;
             if inferred.shape != result.shape {

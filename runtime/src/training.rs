@@ -130,8 +130,9 @@ impl Trainer {
         })
     }
 
-    /// Every parameter and buffer under its state-dict name, as they are now (frozen
-    /// parameters and buffers the step does not update from the artifact).
+    /// Every parameter and buffer of `state_dict()` under its state-dict name, as they
+    /// are now (frozen parameters and buffers the step does not update from the
+    /// artifact; buffers registered with `persistent=False` left out).
     pub fn parameters(&self) -> Result<Vec<(String, HostTensor)>> {
         let manifest = self.session.manifest();
         let state: Vec<&str> = self.session.state_names();
@@ -142,7 +143,9 @@ impl Trainer {
                 continue;
             }
             let key = a.weight.clone().unwrap_or_else(|| a.name.clone());
-            if out.iter().any(|(k, _): &(String, HostTensor)| *k == key) {
+            if self.training.non_persistent.contains(&key)
+                || out.iter().any(|(k, _): &(String, HostTensor)| *k == key)
+            {
                 continue;
             }
             let value = if state.contains(&a.name.as_str()) {

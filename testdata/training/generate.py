@@ -15,6 +15,9 @@ and the final parameters and buffers:
   <model>/reference/<config>.json    losses, grad_norms, lrs per step; the config
   <model>/reference/<config>.safetensors   parameters and buffers after the last step
   <model>/meta.json                  versions, inputs, parameters, configs
+  bad/                               programs a training compile refuses: a dropout
+                                     layer (random), and the MLP's joint JSON without its
+                                     loss output and with a non-scalar loss
 
 Usage (torch and transformers as in testdata/requirements.txt):
   python3 testdata/training/generate.py
@@ -57,20 +60,24 @@ class MLP(nn.Module):
 
 
 class CNN(nn.Module):
-    """Conv, BatchNorm (training mode: running statistics updated), ReLU, pooling,
-    Linear; cross-entropy."""
+    """Convs, BatchNorm (training mode: running statistics updated), ReLU, pooling, a
+    strided, dilated, grouped conv with bias, Linear; cross-entropy. The convs before a
+    BatchNorm have no bias (its gradient is zero up to rounding, and Adam would follow
+    the rounding noise)."""
 
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv = nn.Conv2d(3, 8, 3, padding=1, bias=False)
         self.bn = nn.BatchNorm2d(8)
         self.conv2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(8)
-        self.fc = nn.Linear(8 * 4 * 4, 5)
+        self.conv3 = nn.Conv2d(8, 8, 3, stride=2, padding=2, dilation=2, groups=2)
+        self.fc = nn.Linear(8 * 2 * 2, 5)
 
     def forward(self, x, labels):
         h = F.relu(self.bn(self.conv(x)))
         h = F.max_pool2d(F.relu(self.bn2(self.conv2(h))), 2)
+        h = F.relu(self.conv3(h))
         return (F.cross_entropy(self.fc(h.flatten(1)), labels),)
 
 
@@ -291,6 +298,48 @@ def generate(model_name, out):
         f.write("\n")
 
 
+class WithDropout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 10)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x, labels):
+        return (F.cross_entropy(self.fc(self.drop(x)), labels),)
+
+
+def generate_bad(out):
+    """Programs `tpuc compile --train` must refuse, each with its reason."""
+    import zipfile
+
+    os.makedirs(out)
+    torch.manual_seed(0)
+    model = WithDropout().train()
+    args = (torch.randn(8, 16), torch.randint(0, 10, (8,)))
+    joint = _export_forward_backward(torch.export.export(model, args, strict=False), joint_loss_index=0)
+    save_program(joint, os.path.join(out, "dropout.pt2"))
+    with zipfile.ZipFile(os.path.join(HERE, "mlp", "joint.pt2")) as zf:
+        name = next(n for n in zf.namelist() if n.endswith("/models/model.json"))
+        program = json.loads(zf.read(name))
+    specs = program["graph_module"]["signature"]["output_specs"]
+    loss = next(s for s in specs if "loss_output" in s)
+    loss_name = loss["loss_output"]["arg"]["name"]
+    # No loss: the loss reported as a plain user output.
+    no_loss = json.loads(json.dumps(program))
+    for s in no_loss["graph_module"]["signature"]["output_specs"]:
+        if "loss_output" in s:
+            s["user_output"] = {"arg": {"as_tensor": {"name": loss_name}}}
+            del s["loss_output"]
+    with open(os.path.join(out, "no_loss.json"), "w") as f:
+        json.dump(no_loss, f)
+    # A loss of shape [1] instead of a scalar.
+    vector = json.loads(json.dumps(program))
+    vector["graph_module"]["graph"]["tensor_values"][loss_name]["sizes"] = [{"as_int": 1}]
+    vector["graph_module"]["graph"]["tensor_values"][loss_name]["strides"] = [{"as_int": 1}]
+    with open(os.path.join(out, "vector_loss.json"), "w") as f:
+        json.dump(vector, f)
+
+
 def main():
     torch.set_num_threads(1)
     for model_name in ("mlp", "cnn", "decoder_lm"):
@@ -298,6 +347,8 @@ def main():
         shutil.rmtree(out, ignore_errors=True)
         print(model_name)
         generate(model_name, out)
+    shutil.rmtree(os.path.join(HERE, "bad"), ignore_errors=True)
+    generate_bad(os.path.join(HERE, "bad"))
 
 
 if __name__ == "__main__":

@@ -19,3 +19,4 @@ mod sharded_state;
 mod sharding;
 mod state;
 mod tpu;
+mod training;

@@ -140,6 +140,8 @@ pub struct InputSpec {
     pub name: String,
     /// State-dict / constant name for parameters, buffers and constants (`fc1.weight`).
     pub target: Option<String>,
+    /// False for a buffer registered with `persistent=False` (not in `state_dict()`).
+    pub persistent: bool,
 }
 
 /// What makes a graph a joint (forward + backward) training program: `outputs[0]` is

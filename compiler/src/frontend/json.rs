@@ -539,6 +539,7 @@ fn parse_subgraph(v: &Value, ctx: &str, sizes: Sizes<'_>) -> Result<Arg> {
             kind: InputKind::UserInput,
             name,
             target: None,
+            persistent: true,
         })
         .collect();
     let outputs = tensor_list("outputs")?;
@@ -811,7 +812,18 @@ fn parse_input_spec(v: &Value, index: usize) -> Result<InputSpec> {
         Some(f) => Some(as_str(get(val, f, &ctx)?, &ctx)?.to_string()),
         None => None,
     };
-    Ok(InputSpec { kind, name, target })
+    // `persistent: false` buffers are left out of the module's state_dict().
+    let persistent = kind != InputKind::Buffer
+        || val
+            .get("persistent")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+    Ok(InputSpec {
+        kind,
+        name,
+        target,
+        persistent,
+    })
 }
 
 /// Parses `model.json` of a static program (a symbolic size is refused). `file` names

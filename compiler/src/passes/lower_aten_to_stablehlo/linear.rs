@@ -32,6 +32,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         | "aten.conv_transpose1d"
         | "aten.conv_transpose2d"
         | "aten.conv_transpose3d" => convolution(op, e),
+        "aten.convolution_backward" => convolution_backward(op, e),
         _ => return None,
     };
     Some(r)
@@ -218,6 +219,7 @@ fn convolution(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
             lhs_dilation: vec![1; n],
             rhs_dilation: dilation,
             feature_groups: groups,
+            batch_groups: 1,
         };
         (w, params)
     };
@@ -229,6 +231,186 @@ fn convolution(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     }
     let out = e.convert(&out, ty.dtype)?;
     Ok(vec![e.reshape(&out, &ty.shape)?])
+}
+
+/// `convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+/// dilation, transposed, output_padding, groups, output_mask)`: the gradients of a
+/// (non-transposed) convolution with respect to its input, weight and bias, each
+/// computed when `output_mask` asks for it (zeros otherwise).
+///
+/// - input: the output gradient dilated by the stride and convolved with the kernel
+///   flipped and its in/out features swapped (per group), padded by
+///   `dilation * (k - 1) - padding` low and what reaches the input's size high (a
+///   negative amount crops instead);
+/// - weight: the input correlated with the output gradient, batch as the contracted
+///   feature: input `[Cin, N, H]` against kernel `[Cout, N, Ho]` dilated by the stride,
+///   window strides the dilation, groups as batch groups; input rows no window reached
+///   cropped;
+/// - bias: the output gradient summed over every dim but the channel.
+fn convolution_backward(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    if op.bool_or("transposed", false) {
+        return Err(LowerError::Unsupported(
+            "the backward of a transposed convolution (ConvTranspose) is not supported yet".into(),
+        ));
+    }
+    let mask = match op.attr("output_mask") {
+        Some(super::op::AttrValue::Bools(b)) if b.len() == 3 => b.clone(),
+        _ => vec![true; 3],
+    };
+    let gy_t = op.tensor("grad_output")?;
+    let x_t = op.tensor("input")?;
+    let w_t = op.tensor("weight")?;
+    let cd = accumulator(x_t.dtype());
+    let gy = e.convert(gy_t, cd)?;
+    let x = e.convert(x_t, cd)?;
+    let w = e.convert(w_t, cd)?;
+    let n = w.rank().saturating_sub(2);
+    if x.rank() != n + 2 || gy.rank() != n + 2 {
+        return Err(LowerError::Unsupported(
+            "convolution_backward of an unbatched input".into(),
+        ));
+    }
+    let strides = per_dim(op.ints_opt("stride"), n, 1);
+    let dilation = per_dim(op.ints_opt("dilation"), n, 1);
+    let padding = per_dim(op.ints_opt("padding"), n, 0);
+    let groups = op.int_or("groups", 1);
+    let (cout, cin_g) = (w.shape()[0], w.shape()[1]);
+    let cin = x.shape()[1];
+    if groups < 1 || cout % groups != 0 || cin != cin_g * groups {
+        return Err(LowerError::Invalid(format!(
+            "weight {} does not fit input {} with {groups} groups",
+            w.ty, x.ty
+        )));
+    }
+    let k: Vec<i64> = w.shape()[2..].to_vec();
+    let spatial: Vec<i64> = (2..2 + n as i64).collect();
+    // The graph lists a result per output it did not drop (`as_none`): all three, or
+    // those `output_mask` asks for.
+    let present: Vec<bool> = match op.results.len() {
+        3 => vec![true; 3],
+        r if r == mask.iter().filter(|&&m| m).count() => mask.clone(),
+        r => {
+            return Err(LowerError::Invalid(format!(
+                "{r} results for output_mask {mask:?}"
+            )))
+        }
+    };
+    let result_of = |i: usize| -> LResult<&TensorType> {
+        op.result(present[..i].iter().filter(|&&p| p).count())
+    };
+    let mut out = Vec::new();
+
+    // grad_input
+    if present[0] {
+        out.push(if mask[0] {
+            let mut grouped = vec![groups, cout / groups, cin_g];
+            grouped.extend_from_slice(&k);
+            let mut perm = vec![0, 2, 1];
+            perm.extend(3..3 + n as i64);
+            let mut flat = vec![cin, cout / groups];
+            flat.extend_from_slice(&k);
+            let wk = e.reshape(&e.transpose(&e.reshape(&w, &grouped)?, &perm)?, &flat)?;
+            let wk = e.reverse(&wk, &spatial)?;
+            let mut pads = Vec::new();
+            let mut crop = Vec::new();
+            for i in 0..n {
+                let edge = dilation[i] * (k[i] - 1);
+                let lo = edge - padding[i];
+                let hi = x.shape()[i + 2] - (gy.shape()[i + 2] - 1) * strides[i] - 1 + padding[i];
+                pads.push((lo.max(0), hi.max(0)));
+                crop.push(((-lo).max(0), (-hi).max(0)));
+            }
+            let params = ConvParams {
+                strides: vec![1; n],
+                padding: pads,
+                lhs_dilation: strides.clone(),
+                rhs_dilation: dilation.clone(),
+                feature_groups: groups,
+                batch_groups: 1,
+            };
+            // A negative padding crops the dilated gradient: cropped first.
+            let gyc = crop_spatial(e, &gy, &crop, &strides)?;
+            let gx = e.convolution(&gyc, &wk, &params)?;
+            e.convert(&gx, result_of(0)?.dtype)?
+        } else {
+            e.constant(result_of(0)?, 0.0)?
+        });
+    }
+
+    // grad_weight
+    if present[1] {
+        out.push(if mask[1] {
+            let mut perm = vec![1, 0];
+            perm.extend(spatial.iter().copied());
+            let mut xt = e.transpose(&x, &perm)?;
+            let gyt = e.transpose(&gy, &perm)?;
+            let mut pads = Vec::new();
+            for i in 0..n {
+                let h = x.shape()[i + 2];
+                let reach = (k[i] - 1) * dilation[i] + (gy.shape()[i + 2] - 1) * strides[i] + 1;
+                let hi = reach - h - padding[i];
+                if hi < 0 {
+                    // Input rows past the last window: cropped.
+                    let mut limit = xt.shape().to_vec();
+                    limit[i + 2] = h + hi;
+                    let start = vec![0; xt.rank()];
+                    xt = e.slice(&xt, &start, &limit, &vec![1; xt.rank()])?;
+                }
+                pads.push((padding[i], hi.max(0)));
+            }
+            let params = ConvParams {
+                strides: dilation.clone(),
+                padding: pads,
+                lhs_dilation: vec![1; n],
+                rhs_dilation: strides.clone(),
+                feature_groups: 1,
+                batch_groups: groups,
+            };
+            // [Cin / groups, Cout, k...] -> [Cout, Cin / groups, k...]
+            let gw = e.convolution(&xt, &gyt, &params)?;
+            let gw = e.transpose(&gw, &perm)?;
+            e.convert(&gw, result_of(1)?.dtype)?
+        } else {
+            e.constant(result_of(1)?, 0.0)?
+        });
+    }
+
+    // grad_bias
+    if present[2] {
+        let ty = result_of(2)?;
+        out.push(if mask[2] {
+            let dims: Vec<i64> = (0..gy.rank() as i64).filter(|&d| d != 1).collect();
+            let gb = e.reduce(&gy, 0.0, &dims, tpuc_dialects::stablehlo::ReduceKind::Add)?;
+            e.reshape(&e.convert(&gb, ty.dtype)?, &ty.shape)?
+        } else {
+            e.constant(ty, 0.0)?
+        });
+    }
+    Ok(out)
+}
+
+/// Crops `(low, high)` positions of the stride-dilated form of `x`'s spatial dims: a
+/// dilated position maps to an element when it falls on a multiple of the stride,
+/// so `low` rounds up to whole elements (any remainder stays as the dilated
+/// gradient's leading holes, which the caller's zero low padding already accounts
+/// for only when the crop is a multiple of the stride; otherwise refused).
+fn crop_spatial(e: &Emitter, x: &TValue, crop: &[(i64, i64)], strides: &[i64]) -> LResult<TValue> {
+    if crop.iter().all(|&(l, h)| l == 0 && h == 0) {
+        return Ok(x.clone());
+    }
+    let mut start = vec![0; x.rank()];
+    let mut limit = x.shape().to_vec();
+    for (i, &(l, h)) in crop.iter().enumerate() {
+        if l % strides[i] != 0 || h % strides[i] != 0 {
+            return Err(LowerError::Unsupported(format!(
+                "convolution_backward with padding larger than the kernel's reach ({l}, {h}) that is not a multiple of the stride {}",
+                strides[i]
+            )));
+        }
+        start[i + 2] = l / strides[i];
+        limit[i + 2] -= h / strides[i];
+    }
+    Ok(e.slice(x, &start, &limit, &vec![1; x.rank()])?)
 }
 
 /// A transposed convolution as a regular one: the input is dilated by the stride, the
@@ -276,6 +458,7 @@ fn transposed_kernel(
         lhs_dilation: strides.to_vec(),
         rhs_dilation: dilation.to_vec(),
         feature_groups: groups,
+        batch_groups: 1,
     };
     Ok((wk, params))
 }

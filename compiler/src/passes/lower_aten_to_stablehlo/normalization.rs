@@ -14,6 +14,7 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         | "aten._native_batch_norm_legit_no_training"
         | "aten.native_batch_norm"
         | "aten._native_batch_norm_legit"
+        | "aten._native_batch_norm_legit_functional"
         | "aten.cudnn_batch_norm" => batch_norm(op, e),
         "aten.layer_norm" | "aten.native_layer_norm" => layer_norm(op, e),
         "aten.instance_norm" => instance_norm(op, e),
@@ -118,15 +119,42 @@ fn batch_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     }
     let y = e.convert(&y, ty.dtype)?;
     match batch_stats {
-        // Training form: (output, save_mean, save_invstd) as native_batch_norm returns.
-        Some((mean, var)) if op.results.len() == 3 => {
+        // Training form: (output, save_mean, save_invstd) as native_batch_norm returns;
+        // the functional form (a joint training graph's) also returns the running
+        // statistics' next values: `(1 - momentum) * running + momentum * batch`, the
+        // variance unbiased (`n / (n - 1)`).
+        Some((mean, var)) if op.results.len() == 3 || op.results.len() == 5 => {
             let rstd = e.unary("stablehlo.rsqrt", &e.add(&var, &splat(e, &var.ty, eps)?)?)?;
             let (mt, rt) = (op.result(1)?, op.result(2)?);
-            Ok(vec![
+            let mut out = vec![
                 y,
                 e.reshape(&e.convert(&mean, mt.dtype)?, &mt.shape)?,
                 e.reshape(&e.convert(&rstd, rt.dtype)?, &rt.shape)?,
-            ])
+            ];
+            if op.results.len() == 5 {
+                let (Some(rm), Some(rv)) = running else {
+                    return Err(LowerError::Invalid(
+                        "the functional batch norm needs running_mean and running_var".into(),
+                    ));
+                };
+                let momentum = op.number_or("momentum", 0.1);
+                let count: i64 = (0..xf.rank())
+                    .filter(|&d| d != 1)
+                    .map(|d| xf.shape()[d])
+                    .product();
+                let unbiased = count as f64 / (count - 1).max(1) as f64;
+                let blend =
+                    |old: &TValue, batch: &TValue, scale: f64, i: usize| -> LResult<TValue> {
+                        let t = op.result(i)?;
+                        let old = e.convert(old, cd)?;
+                        let b = e.mul(batch, &splat(e, &batch.ty, momentum * scale)?)?;
+                        let kept = e.mul(&old, &splat(e, &old.ty, 1.0 - momentum)?)?;
+                        Ok(e.reshape(&e.convert(&e.add(&b, &kept)?, t.dtype)?, &t.shape)?)
+                    };
+                out.push(blend(rm, &mean, 1.0, 3)?);
+                out.push(blend(rv, &var, unbiased, 4)?);
+            }
+            Ok(out)
         }
         // Inference: the saved mean / invstd outputs are empty tensors (shape [0]).
         _ => {

@@ -17,6 +17,9 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         | "aten.max_pool2d_with_indices"
         | "aten.max_pool3d_with_indices"
         | "aten.max_pool1d_with_indices" => max_pool(op, e),
+        "aten.max_pool2d_with_indices_backward" | "aten.max_pool3d_with_indices_backward" => {
+            max_pool_backward(op, e)
+        }
         "aten.avg_pool1d" | "aten.avg_pool2d" | "aten.avg_pool3d" => avg_pool(op, e),
         "aten.adaptive_avg_pool1d"
         | "aten.adaptive_avg_pool2d"
@@ -26,6 +29,43 @@ pub fn lower(op: &AtenOp, e: &Emitter) -> Option<LResult<Vec<TValue>>> {
         _ => return None,
     };
     Some(r)
+}
+
+/// `max_pool{2,3}d_with_indices_backward(grad_output, self, ..., indices)`: each
+/// output gradient added at its window's maximum, which `indices` names as a flat
+/// position within the input's spatial plane (what the forward returned): a scatter-add
+/// per plane.
+fn max_pool_backward(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
+    let ty = op.result(0)?;
+    let gy = op.tensor("grad_output")?;
+    let x = op.tensor("self")?;
+    let idx = op.tensor("indices")?;
+    let n = spatial_dims(op);
+    if x.rank() < n + 1 || gy.rank() != x.rank() || idx.shape() != gy.shape() {
+        return Err(LowerError::Invalid(format!(
+            "grad_output {}, input {} and indices {} do not fit a {n}-d pooling",
+            gy.ty, x.ty, idx.ty
+        )));
+    }
+    let lead = x.rank() - n;
+    let planes: i64 = x.shape()[..lead].iter().product();
+    let plane: i64 = x.shape()[lead..].iter().product();
+    let windows: i64 = gy.shape()[lead..].iter().product();
+    // Accumulated in f32 for half types, as PyTorch's CPU kernel does.
+    let cd = super::elementwise::accumulator(ty.dtype);
+    let g = e.reshape(&e.convert(gy, cd)?, &[planes, windows])?;
+    let pos = e.reshape(&e.convert(idx, DType::I64)?, &[planes, windows, 1])?;
+    let rows = e.iota(&TensorType::new(vec![planes, windows, 1], DType::I64), 0)?;
+    let indices = e.concatenate(&[&rows, &pos], 2)?;
+    let zeros = e.constant(&TensorType::new(vec![planes, plane], cd), 0.0)?;
+    let dims = tpuc_dialects::stablehlo::ScatterDims {
+        update_window_dims: vec![],
+        inserted_window_dims: vec![0, 1],
+        scatter_dims_to_operand_dims: vec![0, 1],
+        index_vector_dim: 2,
+    };
+    let out = e.scatter(&zeros, &indices, &g, &dims, Some(ReduceKind::Add))?;
+    Ok(vec![e.reshape(&e.convert(&out, ty.dtype)?, &ty.shape)?])
 }
 
 fn spatial_dims(op: &AtenOp) -> usize {
