@@ -232,3 +232,32 @@
   %0 = "aten.convolution.default"(%x, %w) {dilation = array<i64: 1, 1>, groups = 1 : i64, operand_names = ["input", "weight"], output_padding = array<i64: 1, 1>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, transposed = true} : (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x10x10xf32> loc("conv_transpose")
   "func.return"(%0) : (tensor<1x2x10x10xf32>) -> ()
 }) : () -> ()
+
+// convolution_backward of a strided, dilated, grouped convolution (a joint training
+// graph's): the input gradient is a convolution of the output gradient dilated by the
+// stride (lhs_dilation) with the flipped, per-group transposed kernel; the weight
+// gradient correlates the input (batch and channels swapped) with the output gradient
+// dilated by the stride (rhs_dilation), the groups as batch groups; the bias gradient
+// sums the output gradient over all but the channels.
+// CHECK-LABEL: sym_name = "convolution_backward_grouped"
+// CHECK: "stablehlo.reverse"({{.*}}) {dimensions = array<i64: 2, 3>}
+// CHECK: "stablehlo.convolution"({{.*}}) {{.*}}batch_group_count = 1 : i64{{.*}}feature_group_count = 2 : i64, lhs_dilation = array<i64: 2, 2>{{.*}}padding = dense<{{..}}2, 3], [2, 3]]> : tensor<2x2xi64>{{.*}}rhs_dilation = array<i64: 2, 2>{{.*}} -> tensor<4x8x4x4xf32>
+// CHECK: "stablehlo.convolution"({{.*}}) {{.*}}batch_group_count = 2 : i64{{.*}}feature_group_count = 1 : i64, lhs_dilation = array<i64: 1, 1>, padding = dense<{{..}}2, 1], [2, 1]]> : tensor<2x2xi64>{{.*}}rhs_dilation = array<i64: 2, 2>, window_strides = array<i64: 2, 2>{{.*}} -> tensor<4x8x3x3xf32>
+// CHECK: "stablehlo.transpose"({{.*}}) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<4x8x3x3xf32>) -> tensor<8x4x3x3xf32>
+// CHECK: dimensions = array<i64: 0, 2, 3>{{.*}} -> tensor<8xf32>
+"func.func"() <{function_type = (tensor<4x8x2x2xf32>, tensor<4x8x4x4xf32>, tensor<8x4x3x3xf32>) -> (tensor<4x8x4x4xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>), sym_name = "convolution_backward_grouped"}> ({
+^bb0(%gy: tensor<4x8x2x2xf32>, %x: tensor<4x8x4x4xf32>, %w: tensor<8x4x3x3xf32>):
+  %0:3 = "aten.convolution_backward.default"(%gy, %x, %w) {bias_sizes = array<i64: 8>, dilation = array<i64: 2, 2>, groups = 2 : i64, operand_names = ["grad_output", "input", "weight"], output_mask = array<i1: true, true, true>, output_padding = array<i64: 0, 0>, padding = array<i64: 2, 2>, stride = array<i64: 2, 2>, transposed = false} : (tensor<4x8x2x2xf32>, tensor<4x8x4x4xf32>, tensor<8x4x3x3xf32>) -> (tensor<4x8x4x4xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>) loc("convolution_backward_grouped")
+  "func.return"(%0#0, %0#1, %0#2) : (tensor<4x8x4x4xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>) -> ()
+}) : () -> ()
+
+// Outputs output_mask leaves out are not in the graph: here only the weight's.
+// CHECK-LABEL: sym_name = "convolution_backward_weight_only"
+// CHECK-COUNT-1: "stablehlo.convolution"
+// CHECK-NOT: "stablehlo.convolution"
+// CHECK: "func.return"
+"func.func"() <{function_type = (tensor<2x4x6x6xf32>, tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32>, sym_name = "convolution_backward_weight_only"}> ({
+^bb0(%gy: tensor<2x4x6x6xf32>, %x: tensor<2x3x6x6xf32>, %w: tensor<4x3x3x3xf32>):
+  %0 = "aten.convolution_backward.default"(%gy, %x, %w) {bias_sizes = array<i64: 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, operand_names = ["grad_output", "input", "weight"], output_mask = array<i1: false, true, false>, output_padding = array<i64: 0, 0>, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>, transposed = false} : (tensor<2x4x6x6xf32>, tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc("convolution_backward_weight_only")
+  "func.return"(%0) : (tensor<4x3x3x3xf32>) -> ()
+}) : () -> ()

@@ -332,3 +332,17 @@
   %0:2 = "aten._weight_norm_interface.default"(%v, %g) {dim = 0 : i64, operand_names = ["v", "g"]} : (tensor<4x3x2xf32>, tensor<4x1x1xf32>) -> (tensor<4x3x2xf32>, tensor<4x1x1xf32>) loc("weight_norm_interface")
   "func.return"(%0#0, %0#1) : (tensor<4x3x2xf32>, tensor<4x1x1xf32>) -> ()
 }) : () -> ()
+
+// The functional batch norm of a training graph also returns the running statistics'
+// next values: 0.1 * batch mean + 0.9 * running mean, and the variance unbiased
+// (0.1 * 256/255 on the batch's).
+// CHECK-LABEL: sym_name = "batch_norm_functional"
+// CHECK: dense<1.000000e-01> : tensor<f32>
+// CHECK: dense<0.899999976> : tensor<f32>
+// CHECK: dense<0.100392155> : tensor<f32>
+// CHECK: "func.return"
+"func.func"() <{function_type = (tensor<4x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>), sym_name = "batch_norm_functional"}> ({
+^bb0(%x: tensor<4x8x8x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>, %rm: tensor<8xf32>, %rv: tensor<8xf32>):
+  %0:5 = "aten._native_batch_norm_legit_functional.default"(%x, %w, %b, %rm, %rv) {eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, operand_names = ["input", "weight", "bias", "running_mean", "running_var"], training = true} : (tensor<4x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) loc("batch_norm_functional")
+  "func.return"(%0#0, %0#3, %0#4) : (tensor<4x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> ()
+}) : () -> ()

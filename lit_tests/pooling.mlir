@@ -240,3 +240,18 @@
   %0 = "aten._adaptive_avg_pool2d.default"(%x) {operand_names = ["self"], output_size = array<i64: 3, 4>} : (tensor<1x2x5x4xf32>) -> tensor<1x2x3x4xf32> loc("adaptive_avg_pool2d_1")
   "func.return"(%0) : (tensor<1x2x3x4xf32>) -> ()
 }) : () -> ()
+
+// max_pool2d_with_indices_backward: the output gradient scatter-added into each plane
+// at the positions the forward's indices name ([plane, index] pairs).
+// CHECK-LABEL: sym_name = "max_pool2d_backward"
+// CHECK: "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<32x16x1xi64>
+// CHECK: "stablehlo.concatenate"
+// CHECK: "stablehlo.scatter"
+// CHECK: "stablehlo.add"
+// CHECK: (tensor<32x64xf32>, tensor<32x16x2xi64>, tensor<32x16xf32>) -> tensor<32x64xf32>
+// CHECK: "stablehlo.reshape"({{.*}}) : (tensor<32x64xf32>) -> tensor<4x8x8x8xf32>
+"func.func"() <{function_type = (tensor<4x8x4x4xf32>, tensor<4x8x8x8xf32>, tensor<4x8x4x4xi64>) -> tensor<4x8x8x8xf32>, sym_name = "max_pool2d_backward"}> ({
+^bb0(%gy: tensor<4x8x4x4xf32>, %x: tensor<4x8x8x8xf32>, %i: tensor<4x8x4x4xi64>):
+  %0 = "aten.max_pool2d_with_indices_backward.default"(%gy, %x, %i) {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 2, 2>, operand_names = ["grad_output", "self", "indices"], padding = array<i64: 0, 0>, stride = array<i64>} : (tensor<4x8x4x4xf32>, tensor<4x8x8x8xf32>, tensor<4x8x4x4xi64>) -> tensor<4x8x8x8xf32> loc("max_pool2d_backward")
+  "func.return"(%0) : (tensor<4x8x8x8xf32>) -> ()
+}) : () -> ()
