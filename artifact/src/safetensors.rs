@@ -376,6 +376,49 @@ fn parse_entry(
     })
 }
 
+/// The bytes of a safetensors file holding `tensors` (written in name order, so the
+/// same tensors give the same bytes) and `metadata` (`__metadata__`). What
+/// `safetensors.torch.load_file` reads.
+pub fn encode(tensors: &[(String, HostTensor)], metadata: &BTreeMap<String, String>) -> Vec<u8> {
+    let mut sorted: Vec<&(String, HostTensor)> = tensors.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut header = serde_json::Map::new();
+    if !metadata.is_empty() {
+        header.insert(
+            "__metadata__".into(),
+            serde_json::Value::Object(
+                metadata
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                    .collect(),
+            ),
+        );
+    }
+    let mut offset = 0usize;
+    for (name, t) in &sorted {
+        header.insert(
+            name.clone(),
+            serde_json::json!({
+                "dtype": dtype_name(t.dtype),
+                "shape": t.shape,
+                "data_offsets": [offset, offset + t.data.len()],
+            }),
+        );
+        offset += t.data.len();
+    }
+    let mut text = serde_json::Value::Object(header).to_string();
+    while !text.len().is_multiple_of(8) {
+        text.push(' ');
+    }
+    let mut out = Vec::with_capacity(8 + text.len() + offset);
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
+    for (_, t) in &sorted {
+        out.extend_from_slice(&t.data);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,47 +499,4 @@ mod tests {
         let e = SafeTensors::from_bytes(bytes, "t").unwrap_err();
         assert!(e.to_string().contains("truncated"), "{e}");
     }
-}
-
-/// The bytes of a safetensors file holding `tensors` (written in name order, so the
-/// same tensors give the same bytes) and `metadata` (`__metadata__`). What
-/// `safetensors.torch.load_file` reads.
-pub fn encode(tensors: &[(String, HostTensor)], metadata: &BTreeMap<String, String>) -> Vec<u8> {
-    let mut sorted: Vec<&(String, HostTensor)> = tensors.iter().collect();
-    sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut header = serde_json::Map::new();
-    if !metadata.is_empty() {
-        header.insert(
-            "__metadata__".into(),
-            serde_json::Value::Object(
-                metadata
-                    .iter()
-                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-                    .collect(),
-            ),
-        );
-    }
-    let mut offset = 0usize;
-    for (name, t) in &sorted {
-        header.insert(
-            name.clone(),
-            serde_json::json!({
-                "dtype": dtype_name(t.dtype),
-                "shape": t.shape,
-                "data_offsets": [offset, offset + t.data.len()],
-            }),
-        );
-        offset += t.data.len();
-    }
-    let mut text = serde_json::Value::Object(header).to_string();
-    while text.len() % 8 != 0 {
-        text.push(' ');
-    }
-    let mut out = Vec::with_capacity(8 + text.len() + offset);
-    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
-    out.extend_from_slice(text.as_bytes());
-    for (_, t) in &sorted {
-        out.extend_from_slice(&t.data);
-    }
-    out
 }

@@ -66,7 +66,7 @@ enum Command {
     /// StableHLO version, checksums), program.mlir (StableHLO, generic MLIR form) and
     /// weights.safetensors. The same input always gives byte-identical files.
     #[cfg(feature = "compiler")]
-    Compile(compiler_cmds::CompileArgs),
+    Compile(Box<compiler_cmds::CompileArgs>),
     /// Find the partitioning of a program that fits a TPU slice (or N plugin devices).
     ///
     /// Compiles candidate meshes and strategies (dp, fsdp, ep, tp and their products

@@ -1,14 +1,40 @@
 //! `tpuc report ARTIFACT [--json]`: what the artifact's TPU executables need per chip,
 //! from the figures `tpuc compile --topology` recorded (XLA's memory statistics and
-//! cost analysis from libtpu). Reads the manifest only: no plugin, no TPU.
+//! cost analysis from libtpu), and for a training step its memory by what it holds
+//! (parameters, optimizer state, gradients, activations). Reads the manifest only: no
+//! plugin, no TPU.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use tpuc_runtime::manifest::TpuExecutable;
+use tpuc_runtime::training::{memory_per_device, MemoryShares};
 
 fn mib(bytes: i64) -> String {
     format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+/// A training step's per-device memory by what it holds (`None` for other programs).
+fn training_lines(shares: Option<MemoryShares>, temp_bytes: i64) -> Vec<String> {
+    let Some(m) = shares else {
+        return Vec::new();
+    };
+    vec![
+        format!(
+            "  training step, per device: parameters {}, optimizer state {}, buffers {}, batch {} \
+             (from shapes and shardings; the TPU pads small tensors, which the arguments above include)",
+            mib(m.parameters as i64),
+            mib(m.optimizer_state as i64),
+            mib(m.buffers as i64),
+            mib(m.batch as i64)
+        ),
+        format!(
+            "    gradients at most {} (the trained parameters' size; XLA fuses them into the update \
+             where it can); activations, live gradients and workspace: the temporaries, {}",
+            mib(m.gradients as i64),
+            mib(temp_bytes)
+        ),
+    ]
 }
 
 fn line(e: &TpuExecutable) -> Vec<String> {
@@ -50,11 +76,22 @@ fn line(e: &TpuExecutable) -> Vec<String> {
 
 pub fn report(artifact: &Path, json: bool) -> Result<ExitCode, String> {
     let manifest = tpuc_runtime::session::read_manifest(artifact).map_err(|e| e.to_string())?;
+    let shares = memory_per_device(&manifest);
     if json {
+        let training = shares.map(|m| {
+            serde_json::json!({
+                "parameters": m.parameters,
+                "optimizer_state": m.optimizer_state,
+                "buffers": m.buffers,
+                "batch": m.batch,
+                "gradients": m.gradients,
+            })
+        });
         let text = serde_json::to_string_pretty(&serde_json::json!({
             "artifact": artifact.display().to_string(),
             "matmul_precision": manifest.matmul_precision,
             "tpu_executables": manifest.tpu_executables,
+            "training_memory_per_device": training,
         }))
         .map_err(|e| e.to_string())?;
         outln!("{text}");
@@ -74,6 +111,9 @@ pub fn report(artifact: &Path, json: bool) -> Result<ExitCode, String> {
     );
     for e in &manifest.tpu_executables {
         for l in line(e) {
+            outln!("{l}");
+        }
+        for l in training_lines(shares, e.report.temp_bytes) {
             outln!("{l}");
         }
     }

@@ -365,3 +365,47 @@ pub fn remove_partial_checkpoints(parent: &Path) {
         }
     }
 }
+
+/// A training step's memory on one device of its mesh, by what it holds, from the
+/// manifest's shapes and shardings (logical bytes: a TPU pads small tensors to its
+/// tiles, which XLA's argument figure includes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryShares {
+    /// Trained and frozen parameters.
+    pub parameters: u64,
+    /// Optimizer state and the step counter.
+    pub optimizer_state: u64,
+    pub buffers: u64,
+    /// One batch of the user inputs.
+    pub batch: u64,
+    /// The gradients: as large as the trained parameters, split as they are. They live
+    /// in XLA's temporaries, with the activations.
+    pub gradients: u64,
+}
+
+/// [`MemoryShares`] of a training-step manifest; `None` for other programs.
+pub fn memory_per_device(manifest: &crate::Manifest) -> Option<MemoryShares> {
+    let training = manifest.training.as_ref()?;
+    let mut m = MemoryShares::default();
+    for a in &manifest.arguments {
+        let elements: i64 = a.shape.iter().product();
+        let whole = elements.max(0) as u64 * a.dtype.size_in_bytes() as u64;
+        let pieces = match (&manifest.partitioning, &a.sharding) {
+            (Some(p), Some(s)) => s.num_pieces(&p.mesh).max(1),
+            _ => 1,
+        };
+        let share = whole.div_ceil(pieces);
+        match a.kind {
+            ArgumentKind::Parameter => {
+                m.parameters += share;
+                if training.parameters.iter().any(|p| p.argument == a.name) {
+                    m.gradients += share;
+                }
+            }
+            ArgumentKind::OptimizerState => m.optimizer_state += share,
+            ArgumentKind::Buffer | ArgumentKind::Constant => m.buffers += share,
+            ArgumentKind::UserInput => m.batch += share,
+        }
+    }
+    Some(m)
+}

@@ -15,6 +15,9 @@ and the final parameters and buffers:
   <model>/reference/<config>.json    losses, grad_norms, lrs per step; the config
   <model>/reference/<config>.safetensors   parameters and buffers after the last step
   <model>/meta.json                  versions, inputs, parameters, configs
+  decoder_lm/wide.json               a wider Llama's joint program without its weights
+                                     (hidden 512, vocab 4096: 9.4M parameters), for the
+                                     TPU memory report of a sharded training step
   bad/                               programs a training compile refuses: a dropout
                                      layer (random), and the MLP's joint JSON without its
                                      loss output and with a non-scalar loss
@@ -340,6 +343,41 @@ def generate_bad(out):
         json.dump(vector, f)
 
 
+def generate_wide(path):
+    """The decoder LM's architecture at a size whose parameters outweigh the TPU's tile
+    padding, exported joint; only its model.json is kept (tpuc zero-fills weights)."""
+    import tempfile
+    import zipfile
+
+    from transformers import LlamaForCausalLM
+
+    class LM(LlamaForCausalLM):
+        def forward(self, input_ids, labels):
+            return (super().forward(input_ids=input_ids, labels=labels, use_cache=False).loss,)
+
+    torch.manual_seed(0)
+    cfg = tiny_llama_config(
+        use_cache=False,
+        tie_word_embeddings=False,
+        hidden_size=512,
+        intermediate_size=1024,
+        num_attention_heads=8,
+        num_key_value_heads=4,
+        vocab_size=4096,
+    )
+    model = LM(cfg).train()
+    ids = torch.randint(0, 4096, (4, 64), generator=torch.Generator().manual_seed(5))
+    ep = torch.export.export(model, (ids, ids.clone()), strict=False)
+    joint = _export_forward_backward(ep, joint_loss_index=0)
+    with tempfile.TemporaryDirectory() as tmp:
+        pt2 = os.path.join(tmp, "wide.pt2")
+        save_program(joint, pt2)
+        with zipfile.ZipFile(pt2) as zf:
+            name = next(n for n in zf.namelist() if n.endswith("/models/model.json"))
+            with open(path, "wb") as f:
+                f.write(zf.read(name))
+
+
 def main():
     torch.set_num_threads(1)
     for model_name in ("mlp", "cnn", "decoder_lm"):
@@ -347,6 +385,7 @@ def main():
         shutil.rmtree(out, ignore_errors=True)
         print(model_name)
         generate(model_name, out)
+    generate_wide(os.path.join(HERE, "decoder_lm", "wide.json"))
     shutil.rmtree(os.path.join(HERE, "bad"), ignore_errors=True)
     generate_bad(os.path.join(HERE, "bad"))
 

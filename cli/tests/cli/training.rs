@@ -525,3 +525,67 @@ fn training_refusals_name_their_cause() {
         "mine"
     );
 }
+
+#[test]
+fn the_trainium_hlo_of_a_step_reproduces_the_losses() {
+    // The trn2 artifact's HLO (what neuronx-cc compiles) run on the CPU plugin.
+    let dir = temp("train-trn2");
+    let r = reference("mlp", "adamw");
+    let art = dir.join("mlp-trn2.tpuc");
+    compile_step("mlp", &r.flags, &art, &["--target", "trn2"]);
+    assert!(manifest(&art).neuron.is_some());
+    let log = train("mlp", &art, 30, &dir.join("trn2.jsonl"), &[]);
+    check_losses("mlp/trn2", &log, &r.losses);
+}
+
+#[test]
+fn an_fsdp_step_needs_a_quarter_of_the_memory_per_tpu_chip() {
+    if !crate::common::libtpu_present() {
+        return;
+    }
+    // The decoder LM's architecture at 9.4M parameters (its joint JSON, weights zero):
+    // compiled by libtpu for v5e:2x2 unsharded and with FSDP over the 4 chips.
+    let dir = temp("train-tpu");
+    let model = data("decoder_lm").join("wide.json");
+    let flags = reference("decoder_lm", "adamw").flags;
+    let mut figures = Vec::new();
+    for extra in [&[][..], &["--mesh", "fsdp=4", "--shard", "fsdp"][..]] {
+        let art = dir.join(format!("wide-{}.tpuc", extra.len()));
+        let mut args: Vec<&str> = vec!["--train", "--topology", "v5e:2x2"];
+        args.extend(flags.iter().map(String::as_str));
+        args.extend(extra);
+        let (ok, _, err) = compile_to(&model, &art, &args);
+        assert!(ok, "{err}");
+        let (ok, out, err) = tpuc(&["report", art.to_str().unwrap(), "--json"]);
+        assert!(ok, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let report = &v["tpu_executables"][0]["report"];
+        let shares = &v["training_memory_per_device"];
+        figures.push((
+            report["argument_bytes"].as_f64().unwrap(),
+            shares["optimizer_state"].as_f64().unwrap(),
+            shares["parameters"].as_f64().unwrap(),
+        ));
+        let (ok, text, _) = tpuc(&["report", art.to_str().unwrap()]);
+        assert!(
+            ok && text.contains("optimizer state") && text.contains("gradients"),
+            "{text}"
+        );
+    }
+    let (whole, split) = (figures[0], figures[1]);
+    let ratio = split.0 / whole.0;
+    assert!(
+        (0.22..=0.30).contains(&ratio),
+        "per-device argument bytes {} (fsdp=4) vs {} (whole): ratio {ratio}",
+        split.0,
+        whole.0
+    );
+    assert!(
+        (split.1 / whole.1 - 0.25).abs() < 0.01,
+        "optimizer state {split:?} vs {whole:?}"
+    );
+    assert!(
+        (split.2 / whole.2 - 0.25).abs() < 0.01,
+        "parameters {split:?} vs {whole:?}"
+    );
+}
