@@ -2,7 +2,7 @@
 //!
 //! Argument parsing and output only; every action is a call into `tpuc_compiler` or
 //! `tpuc_runtime`. Built without the `compiler` feature (`--no-default-features`) it is
-//! the runtime-only binary: `run`, `generate`, `devices`, `bench`, `report` and
+//! the runtime-only binary: `run`, `train`, `generate`, `devices`, `bench`, `report` and
 //! `diverge`, no MLIR/LLVM inside.
 
 #[macro_use]
@@ -207,13 +207,13 @@ fn main() -> ExitCode {
             if COMPILER_COMMANDS.contains(&sub.as_str()) {
                 errln!(
                     "error: `tpuc {sub}` needs the compiler, and this tpuc is the runtime-only build \
-                     (run, devices, bench, report); use a tpuc built with the default `compiler` feature"
+                     (run, train, generate, devices, bench, report, diverge); use a tpuc built with the default `compiler` feature"
                 );
                 return ExitCode::from(2);
             }
         }
         let about = "tpuc, runtime-only build: runs artifacts compiled by `tpuc compile` on PJRT \
-                     plugins (CPU, CUDA, TPU, Neuron). It holds no compiler: compile, plan, opt and \
+                     plugins (CPU, CUDA, TPU, Neuron), and trains with training-step artifacts. It holds no compiler: compile, plan, opt and \
                      inspect need a tpuc built with the default `compiler` feature.";
         command = command.about(about).long_about(format!(
             "{about}\n\nTypical use:\n  tpuc devices\n  \
