@@ -257,13 +257,17 @@ def sweep(dtypes, desc, make):
 for _n in [
     "_adaptive_avg_pool2d_backward",
     "avg_pool2d_backward",
-    "convolution_backward",
     "embedding_dense_backward",
-    "max_pool2d_with_indices_backward",
     "native_group_norm_backward",
     "native_layer_norm_backward",
 ]:
-    exclude(_n, "training", "backward op: appears only in joint forward/backward (training) graphs")
+    exclude(
+        _n,
+        "training",
+        "backward op: torch.export's joint (training) graphs decompose it (measured on "
+        "testdata/training); convolution_backward and max_pool2d_with_indices_backward, "
+        "which they keep, have cases",
+    )
 for _n in ["rand", "randn", "randperm"]:
     exclude(
         _n,
@@ -896,6 +900,68 @@ def _convolution():
             lambda: (lambda x, w: conv(x, w, None, [1, 2], [0, 1], [2, 2], True, [0, 1], 2), [("x", T((1, 4, 3, 3))), ("w", T((4, 3, 2, 2)))]))
     yield C("transposed1d_f32", "f32", "conv_transpose1d stride 3", lambda: (lambda x, w: conv(x, w, None, [3], [0], [1], True), [("x", T((2, 2, 4))), ("w", T((2, 3, 2)))]))
     yield C("unbatched_k1_f32", "f32", "1x1 kernel (pointwise)", lambda: (lambda x, w: conv(x, w, None, [1, 1], [0, 0], [1, 1]), [("x", T((2, 4, 3, 3))), ("w", T((5, 4, 1, 1)))]))
+
+
+def conv_backward(x_shape, w_shape, stride, pad, dil, groups=1, mask=(True, True, True), dt="f32"):
+    """convolution_backward of conv(x, w) with a random output gradient of the
+    convolution's output shape; `mask` is output_mask (bias gradient of size Cout)."""
+    nd = len(stride)
+    out = conv(torch.zeros(x_shape), torch.zeros(w_shape), None, stride, pad, dil, groups=groups).shape
+
+    def fn(gy, x, w):
+        grads = A.convolution_backward.default(
+            gy, x, w, [w_shape[0]], stride, pad, dil, False, [0] * nd, groups, list(mask)
+        )
+        # The gradients output_mask leaves out are None.
+        return tuple(g for g in grads if g is not None)
+
+    return fn, [("gy", T(out, dt)), ("x", T(x_shape, dt)), ("w", T(w_shape, dt))]
+
+
+@cases("convolution_backward")
+def _convolution_backward():
+    yield from sweep(FLOAT, "gradients of conv2d x [2,3,5,5] {dt}, w [4,3,3,3], stride 1, pad 1",
+                     lambda dt: conv_backward((2, 3, 5, 5), (4, 3, 3, 3), [1, 1], [1, 1], [1, 1], dt=dt))
+    yield C("stride2_pad_f32", "f32", "stride 2, pad (1,0), non-square input: rows past the last window",
+            lambda: conv_backward((2, 3, 6, 7), (4, 3, 3, 2), [2, 2], [1, 0], [1, 1]))
+    yield C("dilation_f32", "f32", "dilation (2,1)", lambda: conv_backward((1, 2, 7, 6), (2, 2, 3, 3), [1, 1], [0, 0], [2, 1]))
+    yield C("groups_f32", "f32", "groups=2", lambda: conv_backward((1, 4, 5, 5), (6, 2, 3, 3), [1, 1], [1, 1], [1, 1], groups=2))
+    yield C("depthwise_f32", "f32", "depthwise (groups = channels = 3, multiplier 2), stride 2",
+            lambda: conv_backward((2, 3, 6, 6), (6, 1, 3, 3), [2, 2], [1, 1], [1, 1], groups=3))
+    yield C("strided_dilated_grouped_f32", "f32", "stride 2, dilation 2, pad 2, groups 2",
+            lambda: conv_backward((4, 8, 4, 4), (8, 4, 3, 3), [2, 2], [2, 2], [2, 2], groups=2))
+    yield C("pad_past_reach_f32", "f32", "padding 3 past a 3x3 kernel's reach (the input gradient cropped)",
+            lambda: conv_backward((1, 2, 5, 5), (3, 2, 3, 3), [1, 1], [3, 3], [1, 1]))
+    yield C("conv1d_f32", "f32", "conv1d stride 2 pad 2 dilation 2", lambda: conv_backward((2, 3, 9), (4, 3, 3), [2], [2], [2]))
+    yield C("conv3d_f32", "f32", "conv3d", lambda: conv_backward((1, 2, 4, 5, 4), (2, 2, 3, 3, 3), [1, 2, 1], [1, 0, 1], [1, 1, 1]))
+    yield C("mask_weight_only_f32", "f32", "output_mask [False, True, False] (a first layer without bias)",
+            lambda: conv_backward((2, 3, 5, 5), (4, 3, 3, 3), [1, 1], [1, 1], [1, 1], mask=(False, True, False)))
+
+
+def maxpool_backward(x_shape, kernel, stride, pad, dil, ceil, dt="f32"):
+    """max_pool{2,3}d_with_indices_backward with the indices the forward gives on x
+    (an input of the case) and a random output gradient."""
+    x = T(x_shape, dt, "distinct")
+    fwd = A.max_pool2d_with_indices if len(kernel) == 2 else A.max_pool3d_with_indices
+    bwd = A.max_pool2d_with_indices_backward if len(kernel) == 2 else A.max_pool3d_with_indices_backward
+    values, indices = fwd.default(x, kernel, stride, pad, dil, ceil)
+
+    def fn(gy, x, idx):
+        return bwd.default(gy, x, kernel, stride, pad, dil, ceil, idx)
+
+    return fn, [("gy", T(values.shape, dt)), ("x", x), ("indices", indices)]
+
+
+@cases("max_pool2d_with_indices_backward")
+def _maxpool2d_backward():
+    yield from sweep(FLOAT, "gradient of max_pool2d([2,3,6,6] {dt}, kernel 2)",
+                     lambda dt: maxpool_backward((2, 3, 6, 6), [2, 2], [2, 2], [0, 0], [1, 1], False, dt))
+    yield C("overlapping_f32", "f32", "kernel 3 stride 1: windows share maxima, gradients add up",
+            lambda: maxpool_backward((1, 2, 5, 5), [3, 3], [1, 1], [0, 0], [1, 1], False))
+    yield C("pad_ceil_f32", "f32", "kernel 3 stride 2 pad 1 ceil_mode",
+            lambda: maxpool_backward((2, 2, 7, 6), [3, 3], [2, 2], [1, 1], [1, 1], True))
+    yield C("dilation_f32", "f32", "kernel 2 dilation 2", lambda: maxpool_backward((1, 2, 7, 7), [2, 2], [1, 1], [0, 0], [2, 2], False))
+    yield C("unbatched_f32", "f32", "unbatched [C, H, W] input", lambda: maxpool_backward((3, 4, 4), [2, 2], [2, 2], [0, 0], [1, 1], False))
 
 
 # ---- pooling ------------------------------------------------------------------
