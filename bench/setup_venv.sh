@@ -2,7 +2,8 @@
 # Creates the Python environment `make bench` runs its peers in:
 #   <repo>/.deps/bench-venv  with jax 0.12 (which pulls jaxlib, its CPU backend included),
 #   torch 2.15 (the version testdata was exported with) and torchax 0.0.13, the peer that
-#   exports the same .pt2 files through JAX.
+#   exports the same .pt2 files through JAX; transformers 5.24, optax and safetensors for
+#   the training-step rows (the models of testdata/training, the JAX step's optimizer).
 # Idempotent: does nothing when the venv already has those versions.
 #
 # jax/jaxlib 0.12 need Python >= 3.12. The interpreter is $BENCH_PYTHON if set, else the
@@ -14,11 +15,13 @@ venv="${repo_root}/.deps/bench-venv"
 JAX_SPEC="${JAX_SPEC:-jax==0.12.*}"
 TORCH_SPEC="${TORCH_SPEC:-torch==2.15.0}"
 TORCHAX_SPEC="${TORCHAX_SPEC:-torchax==0.0.13}"
+EXTRA_SPECS=(transformers==5.24.0 "optax==0.2.*" safetensors)
 
 have() {
   "${venv}/bin/python" - <<'PY' 2>/dev/null
 import importlib.metadata as md, sys
-want = {"jax": "0.12", "torch": "2.15.0", "torchax": "0.0.13"}
+want = {"jax": "0.12", "torch": "2.15.0", "torchax": "0.0.13", "transformers": "5.24.0",
+        "optax": "0.2", "safetensors": ""}
 sys.exit(not all(md.version(p).startswith(v) for p, v in want.items()))
 PY
 }
@@ -30,7 +33,7 @@ fi
 if [[ -x "${venv}/bin/python" ]] &&
   "${venv}/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
   echo "setup_venv: adding ${JAX_SPEC} ${TORCH_SPEC} ${TORCHAX_SPEC} to ${venv}"
-  "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" numpy
+  "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" "${EXTRA_SPECS[@]}" numpy
   exit 0
 fi
 
@@ -55,5 +58,5 @@ echo "setup_venv: creating ${venv} with ${python} and installing ${JAX_SPEC} ${T
 rm -rf "${venv}"
 mkdir -p "$(dirname "${venv}")"
 "${python}" -m venv "${venv}"
-"${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" numpy
+"${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" "${EXTRA_SPECS[@]}" numpy
 echo "setup_venv: installed jax $("${venv}/bin/python" -c 'import jax; print(jax.__version__)')"

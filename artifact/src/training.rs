@@ -234,9 +234,8 @@ impl Hyperparameters {
     }
 }
 
-/// The manifest's `training` section: a compiled training step's outputs are the loss,
-/// the gradient norm (before clipping) and the learning rate it used, all f32 scalars;
-/// every other output updates an argument (parameters, optimizer state, the step
+/// The manifest's `training` section: a compiled training step's first output is its
+/// report ([`REPORT_FIELDS`] as one f32 tensor); every other output updates an argument (parameters, optimizer state, the step
 /// counter, buffers), kept on the device between steps.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Training {
@@ -266,8 +265,12 @@ pub struct TrainedParameter {
     pub state: Vec<(String, String)>,
 }
 
-/// The names a training step's outputs have in the manifest, in order.
-pub const OUTPUTS: [&str; 3] = ["loss", "grad_norm", "lr"];
+/// The name of a training step's first output: one f32 tensor of [`REPORT_FIELDS`]
+/// (one transfer to the host per step).
+pub const REPORT: &str = "report";
+/// What the report holds, in order: the loss, the gradient norm before clipping and the
+/// learning rate the step used.
+pub const REPORT_FIELDS: [&str; 3] = ["loss", "grad_norm", "lr"];
 
 /// A training checkpoint's `checkpoint.json` (the runtime's `Trainer` writes it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

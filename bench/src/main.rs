@@ -22,6 +22,7 @@ use clap::Parser;
 mod corpus;
 mod decode;
 mod dynamic;
+mod training;
 use tpuc_runtime::compile_options::CompileOptions;
 use tpuc_runtime::manifest::ArgumentKind;
 use tpuc_runtime::pjrt::NamedValue;
@@ -106,6 +107,13 @@ struct Args {
     /// Only the dynamic-shapes rows (printed as Markdown).
     #[arg(long)]
     dynamic_only: bool,
+    /// Rounds of 30 steps per testdata/training model for the training-step rows
+    /// (needs --tpuc and --python).
+    #[arg(long, default_value_t = 10)]
+    training_rounds: usize,
+    /// Only the training-step rows (printed as Markdown).
+    #[arg(long)]
+    training_only: bool,
 }
 
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
@@ -965,6 +973,21 @@ fn run(args: &Args) -> Result<(), BoxError> {
         );
         return Ok(());
     }
+    if args.training_only {
+        let (tpuc, python) = match (&args.tpuc, &args.python) {
+            (Some(t), Some(p)) => (t, p),
+            _ => return Err("--training-only needs --tpuc and --python".into()),
+        };
+        let plugin = Plugin::load(&tpuc_runtime::discover::find_plugin(
+            args.plugin.as_deref(),
+        )?)?;
+        let client = plugin.create_client(&ClientOptions::cpu(1))?;
+        print!(
+            "{}",
+            training::run(tpuc, python, &client, &args.work_dir, args.training_rounds)?
+        );
+        return Ok(());
+    }
     if args.dynamic_only {
         let tpuc = args.tpuc.as_deref().ok_or("--dynamic-only needs --tpuc")?;
         let plugin = Plugin::load(&tpuc_runtime::discover::find_plugin(
@@ -1052,6 +1075,15 @@ fn run(args: &Args) -> Result<(), BoxError> {
         started.elapsed(),
     );
     md.push_str(&decode_md);
+    if let (Some(tpuc), Some(python)) = (&args.tpuc, &args.python) {
+        md.push_str(&training::run(
+            tpuc,
+            python,
+            &client,
+            &args.work_dir,
+            args.training_rounds,
+        )?);
+    }
     if let Some(tpuc) = &args.tpuc {
         md.push_str(&dynamic::run(
             tpuc,

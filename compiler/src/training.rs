@@ -10,12 +10,12 @@
 //! - arguments: the graph's inputs (parameters, buffers, user inputs), then each
 //!   trained parameter's optimizer state (`exp_avg`, `exp_avg_sq` or
 //!   `momentum_buffer`, parameter by parameter), then the step counter;
-//! - results: the loss, the gradient norm before clipping and the learning rate used,
-//!   then the buffers' next values, the parameters', the optimizer state's and the
+//! - results: the report (the loss, the gradient norm before clipping and the learning
+//!   rate used, as one f32[3]), then the buffers' next values, the parameters', the optimizer state's and the
 //!   step counter's: all state the runtime keeps on the device.
 
 use tpuc_artifact::manifest::{Argument, ArgumentKind, TensorSpec};
-use tpuc_artifact::training::{Hyperparameters, TrainedParameter, Training, OUTPUTS};
+use tpuc_artifact::training::{Hyperparameters, TrainedParameter, Training, REPORT, REPORT_FIELDS};
 use tpuc_artifact::DType;
 
 use crate::error::CompileError;
@@ -230,7 +230,7 @@ impl Layout {
     /// state, the step counter.
     pub fn state_aliases(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
-        let mut result = OUTPUTS.len();
+        let mut result = 1;
         for &b in &self.buffers {
             out.push((b, result));
             result += 1;
@@ -342,17 +342,13 @@ impl Layout {
         shardings: Option<&[tpuc_artifact::sharding::TensorSharding]>,
     ) -> Vec<TensorSpec> {
         let sharding = |i: usize| shardings.and_then(|s| s.get(i).cloned());
-        let mut out: Vec<TensorSpec> = OUTPUTS
-            .iter()
-            .enumerate()
-            .map(|(i, name)| TensorSpec {
-                name: name.to_string(),
-                dtype: DType::F32,
-                shape: Vec::new(),
-                sharding: sharding(i),
-                updates: None,
-            })
-            .collect();
+        let mut out = vec![TensorSpec {
+            name: REPORT.into(),
+            dtype: DType::F32,
+            shape: vec![REPORT_FIELDS.len() as i64],
+            sharding: sharding(0),
+            updates: None,
+        }];
         for (arg, result) in self.state_aliases() {
             let a = &arguments[arg];
             out.push(TensorSpec {

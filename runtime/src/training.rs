@@ -70,11 +70,6 @@ fn checkpoint_error(dir: &Path, message: impl Into<String>) -> RuntimeError {
     }
 }
 
-fn scalar_f32(t: &HostTensor) -> Option<f32> {
-    (t.dtype == DType::F32 && t.data.len() == 4)
-        .then(|| f32::from_le_bytes(t.data[..4].try_into().unwrap_or([0; 4])))
-}
-
 impl Trainer {
     /// A trainer for a session of a training-step artifact, at step 0.
     pub fn new(session: Session) -> Result<Trainer> {
@@ -110,16 +105,23 @@ impl Trainer {
     pub fn step(&mut self, batch: &[HostTensor]) -> Result<StepReport> {
         let start = Instant::now();
         let out = self.session.run(batch)?;
+        let report = out
+            .first()
+            .filter(|t| t.dtype == DType::F32 && t.data.len() == 4 * REPORT_FIELDS.len())
+            .ok_or_else(|| RuntimeError::OutputMismatch {
+                index: 0,
+                name: REPORT.into(),
+                message: format!("a training step's report is f32[{}]", REPORT_FIELDS.len()),
+            })?;
         let value = |i: usize| {
-            out.get(i)
-                .and_then(scalar_f32)
-                .ok_or_else(|| RuntimeError::OutputMismatch {
-                    index: i,
-                    name: OUTPUTS[i].into(),
-                    message: "a training step's report values are f32 scalars".into(),
-                })
+            f32::from_le_bytes([
+                report.data[4 * i],
+                report.data[4 * i + 1],
+                report.data[4 * i + 2],
+                report.data[4 * i + 3],
+            ])
         };
-        let (loss, grad_norm, lr) = (value(0)?, value(1)?, value(2)?);
+        let (loss, grad_norm, lr) = (value(0), value(1), value(2));
         self.steps += 1;
         Ok(StepReport {
             step: self.steps,

@@ -324,7 +324,8 @@ fn a_step_moves_only_its_batch_in_and_its_report_out() {
     );
     assert_eq!(
         after.device_to_host - before.device_to_host,
-        (steps * 3) as u64
+        steps as u64,
+        "one transfer of the report per step"
     );
 }
 

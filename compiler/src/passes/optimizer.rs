@@ -3,8 +3,8 @@
 //! Input: a joint program's `@main` after lowering, returning the loss, then
 //! `gradients` gradients, then the buffers' next values. Output: `@main` also takes
 //! each trained parameter's optimizer state and the step counter `s` (f32, the steps
-//! taken before this one), and returns the loss, the gradient norm before clipping,
-//! the learning rate used, the buffers' next values, then the next values of the
+//! taken before this one), and returns its report (the loss, the gradient norm before
+//! clipping and the learning rate used, one f32[3]), the buffers' next values, then the next values of the
 //! parameters, of the optimizer state and of `s` (the layout of
 //! [`crate::training::Layout`]).
 //!
@@ -239,8 +239,10 @@ impl Pass for Optimizer {
         let update = emit_update(&e, &self.hyperparameters, &params, &grads, &state, &step)
             .map_err(|err| CompileError::Internal(format!("{NAME}: {err}")))?;
 
-        let mut results = vec![wrap(value(returned[0]))?];
-        results.extend([update.grad_norm, update.lr]);
+        let loss = wrap(value(returned[0]))?;
+        let report = report(&e, &loss, &update.grad_norm, &update.lr)
+            .map_err(|err| CompileError::Internal(format!("{NAME}: {err}")))?;
+        let mut results = vec![report];
         for &v in &returned[1 + self.gradients..] {
             results.push(wrap(value(v))?);
         }
@@ -267,6 +269,14 @@ impl Pass for Optimizer {
         }
         Ok(module)
     }
+}
+
+/// The step's report: the loss (in f32), the gradient norm and the learning rate as one
+/// f32[3], so that one transfer brings it to the host.
+fn report(e: &Emitter, loss: &TValue, grad_norm: &TValue, lr: &TValue) -> R<TValue> {
+    let one = |v: &TValue| e.reshape(&e.convert(v, DType::F32)?, &[1]);
+    let (a, b, c) = (one(loss)?, one(grad_norm)?, one(lr)?);
+    e.concatenate(&[&a, &b, &c], 0)
 }
 
 /// What [`emit_update`] computes.
