@@ -157,12 +157,14 @@ pub fn run(
             )
             .into());
         }
-        let mut trainer = Trainer::new(Session::load(&art, client)?)?;
-        let data = batches(trainer.session(), model)?;
+        let data = batches(&Session::load(&art, client)?, model)?;
         let mut timings = Vec::new();
-        let before = trainer.session().transfer_stats();
+        let (mut steps, mut bytes) = (0u64, 0u64);
         for r in 0..=rounds {
-            trainer.session().reset_state()?;
+            // A fresh trainer per round: it holds the training state once (no initial
+            // copy to reset to).
+            let mut trainer = Trainer::new(Session::load(&art, client)?)?;
+            let before = trainer.session().transfer_stats();
             let mut losses = Vec::new();
             for batch in &data {
                 let report = trainer.step(batch)?;
@@ -172,12 +174,12 @@ pub fn run(
                 losses.push(report.loss as f64);
             }
             check("tpuc", model, &losses, &want)?;
+            let after = trainer.session().transfer_stats();
+            steps += after.executions - before.executions;
+            bytes += after.host_to_device_bytes + after.device_to_host_bytes
+                - before.host_to_device_bytes
+                - before.device_to_host_bytes;
         }
-        let after = trainer.session().transfer_stats();
-        let steps = (after.executions - before.executions) as f64;
-        let bytes = (after.host_to_device_bytes + after.device_to_host_bytes
-            - before.host_to_device_bytes
-            - before.device_to_host_bytes) as f64;
         rows.push(Row {
             model: model.to_string(),
             tpuc: Stats::of(&timings),
@@ -186,7 +188,7 @@ pub fn run(
                     .map_err(|e| format!("{model}: {e}"))?,
             ),
             jax: peer_steps(&jax, "JAX", model, &want).map(|t| Stats::of(&t)),
-            bytes_per_step: bytes / steps.max(1.0),
+            bytes_per_step: bytes as f64 / steps.max(1) as f64,
         });
     }
     let mut md = String::new();

@@ -71,14 +71,17 @@ fn checkpoint_error(dir: &Path, message: impl Into<String>) -> RuntimeError {
 }
 
 impl Trainer {
-    /// A trainer for a session of a training-step artifact, at step 0.
-    pub fn new(session: Session) -> Result<Trainer> {
+    /// A trainer for a session of a training-step artifact, at step 0. The session's
+    /// copy of the initial parameters and optimizer state is released
+    /// ([`Session::release_initial_state`]): the device holds the training state once.
+    pub fn new(mut session: Session) -> Result<Trainer> {
         let training = session.manifest().training.clone().ok_or_else(|| {
             RuntimeError::InvalidArgument(format!(
                 "{} is not a training step (compile a joint program with `tpuc compile --train`)",
                 session.dir().display()
             ))
         })?;
+        session.release_initial_state()?;
         Ok(Trainer {
             session,
             training,

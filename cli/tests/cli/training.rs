@@ -327,6 +327,10 @@ fn a_step_moves_only_its_batch_in_and_its_report_out() {
         steps as u64,
         "one transfer of the report per step"
     );
+    // The trainer gave up the session's initial copy of the state: the device holds
+    // the parameters and optimizer state once.
+    let e = trainer.session().reset_state().unwrap_err().to_string();
+    assert!(e.contains("released"), "{e}");
 }
 
 #[test]

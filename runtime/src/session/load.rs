@@ -556,6 +556,7 @@ impl Session {
             report,
             transfers: Transfers::default(),
             state_values: Mutex::new(state.iter().map(|_| None).collect()),
+            initial_released: false,
             state,
         })
     }

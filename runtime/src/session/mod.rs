@@ -98,6 +98,8 @@ pub struct Session {
     /// (its shard there): `None` until a run (or [`Session::write_state`]) replaces
     /// the initial value, which stays in `weights`.
     state_values: Mutex<Vec<Option<Vec<Buffer>>>>,
+    /// [`Session::release_initial_state`] gave up the state's initial values.
+    initial_released: bool,
 }
 
 impl std::fmt::Debug for Session {

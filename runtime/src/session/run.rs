@@ -211,13 +211,14 @@ impl Session {
             .slots
             .iter()
             .map(|s| match *s {
-                Slot::Weight(w) => &self.weights[w][0],
-                Slot::State { weight, state: k } => state[k]
-                    .as_ref()
-                    .map_or(&self.weights[weight][0], |shards| &shards[0]),
-                Slot::User(u) => inputs[u],
+                Slot::Weight(w) => Ok(&self.weights[w][0]),
+                Slot::State { state: k, .. } => match state[k].as_ref() {
+                    Some(shards) => Ok(&shards[0]),
+                    None => Ok(&self.initial_value(k)?[0]),
+                },
+                Slot::User(u) => Ok(inputs[u]),
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let donate = self.donated(&state);
         let shapes: Vec<&[i64]> = inputs.iter().map(|b| b.shape()).collect();
         let (executable, sizes) = self.executable_for(&shapes)?;

@@ -126,15 +126,16 @@ impl Session {
                 self.slots
                     .iter()
                     .map(|s| match *s {
-                        Slot::Weight(w) => &self.weights[w][pos],
-                        Slot::State { weight, state: k } => state[k]
-                            .as_ref()
-                            .map_or(&self.weights[weight][pos], |shards| &shards[pos]),
-                        Slot::User(u) => &inputs.tensors[u][pos],
+                        Slot::Weight(w) => Ok(&self.weights[w][pos]),
+                        Slot::State { state: k, .. } => match state[k].as_ref() {
+                            Some(shards) => Ok(&shards[pos]),
+                            None => Ok(&self.initial_value(k)?[pos]),
+                        },
+                        Slot::User(u) => Ok(&inputs.tensors[u][pos]),
                     })
-                    .collect()
+                    .collect::<Result<Vec<_>>>()
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let donate = self.donated(&state);
         let refs: Vec<&[&Buffer]> = lists.iter().map(|l| l.as_slice()).collect();
         let result = self

@@ -107,8 +107,14 @@ impl Session {
             })
     }
 
-    /// Back to the initial state (the artifact's values; they never left the device).
+    /// Back to the initial state (the artifact's values; they never left the device,
+    /// unless [`Session::release_initial_state`] gave them up).
     pub fn reset_state(&self) -> Result<()> {
+        if self.initial_released {
+            return Err(RuntimeError::InvalidArgument(
+                "the state's initial values were released (release_initial_state: a training session); reload the artifact to start over".into(),
+            ));
+        }
         let mut state = self.lock_state()?;
         state.iter_mut().for_each(|v| *v = None);
         Ok(())
@@ -121,10 +127,7 @@ impl Session {
         let state = self.lock_state()?;
         let shards = match &state[k] {
             Some(shards) => shards,
-            None => match self.slots[self.state[k].arg] {
-                Slot::State { weight, .. } => &self.weights[weight],
-                _ => unreachable!("state arguments have state slots"),
-            },
+            None => self.initial_value(k)?,
         };
         let arg = &self.manifest.arguments[self.state[k].arg];
         match &self.manifest.partitioning {
@@ -171,6 +174,47 @@ impl Session {
         Ok(())
     }
 
+    /// Makes the artifact's initial values of the state the current state, so that the
+    /// first run donates them: the device then holds the state once, not also a copy
+    /// to return to (what a training step's parameters and optimizer state need).
+    /// [`Session::reset_state`] is refused afterwards, and a run that fails after
+    /// consuming the state leaves the session without one (its error says so).
+    pub fn release_initial_state(&mut self) -> Result<()> {
+        let mut taken = Vec::new();
+        for st in &self.state {
+            match self.slots[st.arg] {
+                Slot::State { weight, .. } => taken.push(std::mem::take(&mut self.weights[weight])),
+                _ => unreachable!("state arguments have state slots"),
+            }
+        }
+        let state = self.state_values.get_mut().map_err(|_| {
+            RuntimeError::InvalidArgument("a run panicked while holding the state".into())
+        })?;
+        for (slot, initial) in state.iter_mut().zip(taken) {
+            if slot.is_none() {
+                *slot = Some(initial);
+            }
+        }
+        self.initial_released = true;
+        Ok(())
+    }
+
+    /// The initial value of state `k`, while the session holds it.
+    pub(super) fn initial_value(&self, k: usize) -> Result<&Vec<Buffer>> {
+        let weight = match self.slots[self.state[k].arg] {
+            Slot::State { weight, .. } => weight,
+            _ => unreachable!("state arguments have state slots"),
+        };
+        let shards = &self.weights[weight];
+        if shards.is_empty() {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "state `{}` was lost: a failed run consumed it and its initial values were released; load a checkpoint (write_state) or reload the artifact",
+                self.manifest.arguments[self.state[k].arg].name
+            )));
+        }
+        Ok(shards)
+    }
+
     /// The arguments a run donates: each state value a previous run produced, which
     /// the run writes its update into (the program aliases each state argument to its
     /// output). The artifact's initial values are never donated, so `reset_state` can
@@ -212,6 +256,12 @@ impl Session {
             return error;
         }
         state.iter_mut().for_each(|v| *v = None);
+        if self.initial_released {
+            return error.with_note(&format!(
+                "the failed run had consumed the state it was given ({}), and its initial values were released: load a checkpoint or reload the artifact",
+                self.state_names().join(", ")
+            ));
+        }
         error.with_note(&format!(
             "the failed run had consumed the state it was given, so the state ({}) is reset to the artifact's initial values",
             self.state_names().join(", ")
