@@ -768,11 +768,29 @@ pub fn inspect(model: &Path) -> Result<ExitCode, String> {
                 .unwrap_or_default()
         );
     }
-    outln!("outputs:");
-    for o in &g.outputs {
+    match &g.joint {
+        Some(_) => outln!("outputs (a joint forward + backward program: `tpuc compile --train`):"),
+        None => outln!("outputs:"),
+    }
+    for (i, o) in g.outputs.iter().enumerate() {
         let meta = &g.tensors[o];
+        // Of a joint program: the loss, then each parameter's gradient.
+        let role = match (&g.joint, i) {
+            (Some(_), 0) => " loss".to_string(),
+            (Some(j), i) => {
+                let p = &j.parameters[i - 1];
+                let key = g
+                    .inputs
+                    .iter()
+                    .find(|s| &s.name == p)
+                    .and_then(|s| s.target.clone())
+                    .unwrap_or_else(|| p.clone());
+                format!(" gradient of {key}")
+            }
+            _ => String::new(),
+        };
         outln!(
-            "  {:<40} {:<10} {}",
+            "  {:<40} {:<10} {}{role}",
             o,
             meta.dtype.name(),
             dims(o, &meta.shape, true)
