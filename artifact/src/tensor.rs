@@ -2,6 +2,26 @@
 
 use crate::DType;
 
+/// A dense tensor in memory someone else owns (row-major, little-endian, no padding):
+/// a caller's array handed to the runtime without a copy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostView<'a> {
+    pub dtype: DType,
+    pub shape: &'a [i64],
+    pub data: &'a [u8],
+}
+
+impl HostView<'_> {
+    /// An owned copy.
+    pub fn to_tensor(&self) -> HostTensor {
+        HostTensor {
+            dtype: self.dtype,
+            shape: self.shape.to_vec(),
+            data: self.data.to_vec(),
+        }
+    }
+}
+
 /// A dense tensor in host memory (row-major, little-endian, no padding).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostTensor {

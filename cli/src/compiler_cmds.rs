@@ -190,109 +190,39 @@ impl TrainFlags {
     /// The training request, or `None` without `--train` (then no training flag may
     /// be given).
     fn options(&self) -> Result<Option<tpuc_compiler::training::TrainOptions>, String> {
-        use tpuc_runtime::training::{Hyperparameters, OptimizerKind, Schedule};
-        let given: Vec<&str> = [
-            ("--optimizer", self.optimizer.is_some()),
-            ("--lr", self.lr.is_some()),
-            ("--betas", self.betas.is_some()),
-            ("--eps", self.eps.is_some()),
-            ("--weight-decay", self.weight_decay.is_some()),
-            ("--momentum", self.momentum.is_some()),
-            ("--dampening", self.dampening.is_some()),
-            ("--nesterov", self.nesterov),
-            ("--clip-grad-norm", self.clip_grad_norm.is_some()),
-            ("--schedule", self.schedule.is_some()),
-            ("--warmup-steps", self.warmup_steps.is_some()),
-            ("--total-steps", self.total_steps.is_some()),
-            ("--min-lr-ratio", self.min_lr_ratio.is_some()),
-            ("--freeze", !self.freeze.is_empty()),
-        ]
-        .into_iter()
-        .filter(|(_, g)| *g)
-        .map(|(f, _)| f)
-        .collect();
-        if !self.train {
-            return match given.first() {
-                None => Ok(None),
-                Some(flag) => Err(format!(
-                    "{flag} configures a training step; add --train (and a joint forward + backward program)"
-                )),
-            };
-        }
-        let name = self.optimizer.as_deref().unwrap_or("adamw");
-        let kind = OptimizerKind::parse(name)
-            .ok_or_else(|| format!("--optimizer: unknown `{name}` (known: adamw, adam, sgd)"))?;
-        let adam = kind != OptimizerKind::Sgd;
-        for (flag, set, for_adam) in [
-            ("--betas", self.betas.is_some(), true),
-            ("--eps", self.eps.is_some(), true),
-            ("--momentum", self.momentum.is_some(), false),
-            ("--dampening", self.dampening.is_some(), false),
-            ("--nesterov", self.nesterov, false),
-        ] {
-            if set && for_adam != adam {
-                return Err(format!("{flag} is not an option of --optimizer {name}"));
-            }
-        }
-        let mut h = Hyperparameters::defaults(kind);
-        if let Some(v) = self.lr {
-            h.lr = v;
-        }
-        if let Some(b) = &self.betas {
-            let parsed: Option<Vec<f64>> = b.split(',').map(|x| x.trim().parse().ok()).collect();
-            match parsed.as_deref() {
-                Some([b1, b2]) => h.betas = (*b1, *b2),
-                _ => {
-                    return Err(format!(
-                        "--betas: `{b}` is not `BETA1,BETA2` (for example 0.9,0.95)"
-                    ))
+        let betas = match &self.betas {
+            None => None,
+            Some(b) => {
+                let parsed: Option<Vec<f64>> =
+                    b.split(',').map(|x| x.trim().parse().ok()).collect();
+                match parsed.as_deref() {
+                    Some([b1, b2]) => Some((*b1, *b2)),
+                    _ => {
+                        return Err(format!(
+                            "--betas: `{b}` is not `BETA1,BETA2` (for example 0.9,0.95)"
+                        ))
+                    }
                 }
             }
-        }
-        if let Some(v) = self.eps {
-            h.eps = v;
-        }
-        if let Some(v) = self.weight_decay {
-            h.weight_decay = v;
-        }
-        if let Some(v) = self.momentum {
-            h.momentum = v;
-        }
-        if let Some(v) = self.dampening {
-            h.dampening = v;
-        }
-        h.nesterov = self.nesterov;
-        h.clip_grad_norm = self.clip_grad_norm;
-        let schedule = self.schedule.as_deref().unwrap_or("constant");
-        let need = |v: Option<u64>, flag: &str| {
-            v.ok_or_else(|| format!("--schedule {schedule} needs {flag}"))
         };
-        h.schedule = match schedule {
-            "constant" => {
-                if self.warmup_steps.is_some()
-                    || self.total_steps.is_some()
-                    || self.min_lr_ratio.is_some()
-                {
-                    return Err("--warmup-steps, --total-steps and --min-lr-ratio shape a schedule: add --schedule warmup-cosine or warmup-linear".into());
-                }
-                Schedule::Constant
-            }
-            "warmup-cosine" => Schedule::WarmupCosine {
-                warmup: need(self.warmup_steps, "--warmup-steps")?,
-                total: need(self.total_steps, "--total-steps")?,
-                min_lr_ratio: self.min_lr_ratio.unwrap_or(0.0),
-            },
-            _ => Schedule::WarmupLinear {
-                warmup: need(self.warmup_steps, "--warmup-steps")?,
-                total: need(self.total_steps, "--total-steps")?,
-                min_lr_ratio: self.min_lr_ratio.unwrap_or(0.0),
-            },
-        };
-        h.check()?;
-        Ok(Some(tpuc_compiler::training::TrainOptions {
-            hyperparameters: h,
+        tpuc_compiler::training::TrainSettings {
+            train: self.train,
+            optimizer: self.optimizer.clone(),
+            lr: self.lr,
+            betas,
+            eps: self.eps,
+            weight_decay: self.weight_decay,
+            momentum: self.momentum,
+            dampening: self.dampening,
+            nesterov: self.nesterov,
+            clip_grad_norm: self.clip_grad_norm,
+            schedule: self.schedule.clone(),
+            warmup_steps: self.warmup_steps,
+            total_steps: self.total_steps,
+            min_lr_ratio: self.min_lr_ratio,
             freeze: self.freeze.clone(),
-        }))
+        }
+        .resolve("--")
     }
 }
 

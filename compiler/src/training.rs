@@ -30,6 +30,159 @@ pub struct TrainOptions {
     pub freeze: Vec<String>,
 }
 
+/// A training request as its options were given (`tpuc compile --train` flags, the
+/// Python package's keywords), each `None` when not given; [`TrainSettings::resolve`]
+/// applies `torch.optim`'s defaults and checks the combination.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrainSettings {
+    pub train: bool,
+    pub optimizer: Option<String>,
+    pub lr: Option<f64>,
+    pub betas: Option<(f64, f64)>,
+    pub eps: Option<f64>,
+    pub weight_decay: Option<f64>,
+    pub momentum: Option<f64>,
+    pub dampening: Option<f64>,
+    pub nesterov: bool,
+    pub clip_grad_norm: Option<f64>,
+    pub schedule: Option<String>,
+    pub warmup_steps: Option<u64>,
+    pub total_steps: Option<u64>,
+    pub min_lr_ratio: Option<f64>,
+    pub freeze: Vec<String>,
+}
+
+impl TrainSettings {
+    /// The training request, or `None` without `train` (then no training option may be
+    /// given). Errors name the option as `{prefix}name` (`--lr` for the CLI, `lr` for
+    /// Python keywords, with `_` for `-` there).
+    pub fn resolve(&self, prefix: &str) -> Result<Option<TrainOptions>, String> {
+        use tpuc_artifact::training::{OptimizerKind, Schedule};
+        let name = |flag: &str| {
+            if prefix == "--" {
+                format!("--{flag}")
+            } else {
+                format!("{prefix}{}", flag.replace('-', "_"))
+            }
+        };
+        let given: Vec<&str> = [
+            ("optimizer", self.optimizer.is_some()),
+            ("lr", self.lr.is_some()),
+            ("betas", self.betas.is_some()),
+            ("eps", self.eps.is_some()),
+            ("weight-decay", self.weight_decay.is_some()),
+            ("momentum", self.momentum.is_some()),
+            ("dampening", self.dampening.is_some()),
+            ("nesterov", self.nesterov),
+            ("clip-grad-norm", self.clip_grad_norm.is_some()),
+            ("schedule", self.schedule.is_some()),
+            ("warmup-steps", self.warmup_steps.is_some()),
+            ("total-steps", self.total_steps.is_some()),
+            ("min-lr-ratio", self.min_lr_ratio.is_some()),
+            ("freeze", !self.freeze.is_empty()),
+        ]
+        .into_iter()
+        .filter(|(_, g)| *g)
+        .map(|(f, _)| f)
+        .collect();
+        if !self.train {
+            return match given.first() {
+                None => Ok(None),
+                Some(flag) => Err(format!(
+                    "{} configures a training step; add {} (and a joint forward + backward program)",
+                    name(flag),
+                    name("train")
+                )),
+            };
+        }
+        let optimizer = self.optimizer.as_deref().unwrap_or("adamw");
+        let kind = OptimizerKind::parse(optimizer).ok_or_else(|| {
+            format!(
+                "{}: unknown `{optimizer}` (known: adamw, adam, sgd)",
+                name("optimizer")
+            )
+        })?;
+        let adam = kind != OptimizerKind::Sgd;
+        for (flag, set, for_adam) in [
+            ("betas", self.betas.is_some(), true),
+            ("eps", self.eps.is_some(), true),
+            ("momentum", self.momentum.is_some(), false),
+            ("dampening", self.dampening.is_some(), false),
+            ("nesterov", self.nesterov, false),
+        ] {
+            if set && for_adam != adam {
+                return Err(format!(
+                    "{} is not an option of optimizer {optimizer}",
+                    name(flag)
+                ));
+            }
+        }
+        let mut h = Hyperparameters::defaults(kind);
+        h.lr = self.lr.unwrap_or(h.lr);
+        h.betas = self.betas.unwrap_or(h.betas);
+        h.eps = self.eps.unwrap_or(h.eps);
+        h.weight_decay = self.weight_decay.unwrap_or(h.weight_decay);
+        h.momentum = self.momentum.unwrap_or(h.momentum);
+        h.dampening = self.dampening.unwrap_or(h.dampening);
+        h.nesterov = self.nesterov;
+        h.clip_grad_norm = self.clip_grad_norm;
+        let schedule = self.schedule.as_deref().unwrap_or("constant");
+        let need = |v: Option<u64>, flag: &str| {
+            v.ok_or_else(|| format!("{} {schedule} needs {}", name("schedule"), name(flag)))
+        };
+        h.schedule = match schedule {
+            "constant" => {
+                if self.warmup_steps.is_some()
+                    || self.total_steps.is_some()
+                    || self.min_lr_ratio.is_some()
+                {
+                    return Err(format!(
+                        "{}, {} and {} shape a schedule: add {} warmup-cosine or warmup-linear",
+                        name("warmup-steps"),
+                        name("total-steps"),
+                        name("min-lr-ratio"),
+                        name("schedule")
+                    ));
+                }
+                Schedule::Constant
+            }
+            "warmup-cosine" => Schedule::WarmupCosine {
+                warmup: need(self.warmup_steps, "warmup-steps")?,
+                total: need(self.total_steps, "total-steps")?,
+                min_lr_ratio: self.min_lr_ratio.unwrap_or(0.0),
+            },
+            "warmup-linear" => Schedule::WarmupLinear {
+                warmup: need(self.warmup_steps, "warmup-steps")?,
+                total: need(self.total_steps, "total-steps")?,
+                min_lr_ratio: self.min_lr_ratio.unwrap_or(0.0),
+            },
+            other => {
+                return Err(format!(
+                    "{}: unknown `{other}` (known: constant, warmup-cosine, warmup-linear)",
+                    name("schedule")
+                ))
+            }
+        };
+        h.check().map_err(|e| {
+            if prefix == "--" {
+                e
+            } else {
+                // `--lr: ...` named as the keyword.
+                match e.split_once(": ") {
+                    Some((flag, rest)) => {
+                        format!("{}: {rest}", name(flag.trim_start_matches("--")))
+                    }
+                    None => e,
+                }
+            }
+        })?;
+        Ok(Some(TrainOptions {
+            hyperparameters: h,
+            freeze: self.freeze.clone(),
+        }))
+    }
+}
+
 /// The argument name of the step counter.
 pub const STEP_ARGUMENT: &str = "optimizer.step";
 

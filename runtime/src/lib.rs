@@ -53,5 +53,5 @@ pub use session::{
     CacheMode, CompileSource, LoadEvent, LoadOptions, LoadReport, ProgramChoice, ProgressFn,
     Session, ShardedBuffers, TransferStats,
 };
-pub use tensor::HostTensor;
+pub use tensor::{HostTensor, HostView};
 pub use tpuc_artifact::ArtifactError;

@@ -120,6 +120,33 @@ impl Buffer {
     /// Copies the buffer to host memory (dense, row-major).
     pub fn to_host(&self) -> Result<HostTensor> {
         let dtype = self.dtype()?;
+        let mut data = vec![0u8; self.host_size()?];
+        self.to_host_into(&mut data)?;
+        Ok(HostTensor {
+            dtype,
+            shape: self.shape.clone(),
+            data,
+        })
+    }
+
+    /// The bytes of the buffer in host memory (dense, row-major).
+    pub fn host_size(&self) -> Result<usize> {
+        let dtype = self.dtype()?;
+        self.shape
+            .iter()
+            .try_fold(dtype.size_in_bytes(), |acc, &d| {
+                usize::try_from(d).ok().and_then(|d| acc.checked_mul(d))
+            })
+            .ok_or_else(|| {
+                RuntimeError::InvalidArgument(format!("buffer shape {:?} is invalid", self.shape))
+            })
+    }
+
+    /// Copies the buffer into `data` (dense, row-major), which must hold exactly
+    /// [`Buffer::host_size`] bytes: a caller's own array, written without a copy in
+    /// between.
+    pub fn to_host_into(&self, data: &mut [u8]) -> Result<()> {
+        let dtype = self.dtype()?;
         let plugin = &self.client.plugin;
         let f = api_fn!(plugin, PJRT_Buffer_ToHostBuffer)?;
         let expected = self
@@ -146,7 +173,13 @@ impl Buffer {
                 ),
             });
         }
-        let mut data = vec![0u8; expected];
+        if data.len() != expected {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "a {dtype} {:?} buffer needs {expected} bytes on the host, the destination has {}",
+                self.shape,
+                data.len()
+            )));
+        }
         if expected > 0 {
             let mut a = args!(PJRT_Buffer_ToHostBuffer_Args {
                 src: self.raw,
@@ -164,11 +197,7 @@ impl Buffer {
             }
             plugin.await_event("PJRT_Buffer_ToHostBuffer", event)?;
         }
-        Ok(HostTensor {
-            dtype,
-            shape: self.shape.clone(),
-            data,
-        })
+        Ok(())
     }
 }
 

@@ -6,7 +6,7 @@ use super::{Session, Slot};
 use crate::error::{Result, RuntimeError};
 use crate::pjrt::Buffer;
 use crate::symbolic::Bindings;
-use crate::{DType, HostTensor};
+use crate::{DType, HostTensor, HostView};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Host/device traffic of a session's runs since it was loaded (the weights' upload at
@@ -39,15 +39,23 @@ impl Transfers {
     }
 
     pub(super) fn uploaded(&self, t: &HostTensor) {
+        self.uploaded_bytes(t.data.len());
+    }
+
+    pub(super) fn uploaded_bytes(&self, bytes: usize) {
         self.host_to_device.fetch_add(1, Ordering::Relaxed);
         self.host_to_device_bytes
-            .fetch_add(t.data.len() as u64, Ordering::Relaxed);
+            .fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
     pub(super) fn downloaded(&self, t: &HostTensor) {
+        self.downloaded_bytes(t.data.len());
+    }
+
+    pub(super) fn downloaded_bytes(&self, bytes: usize) {
         self.device_to_host.fetch_add(1, Ordering::Relaxed);
         self.device_to_host_bytes
-            .fetch_add(t.data.len() as u64, Ordering::Relaxed);
+            .fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
     pub(super) fn snapshot(&self) -> TransferStats {
@@ -163,6 +171,89 @@ impl Session {
         let refs: Vec<&Buffer> = uploaded.iter().collect();
         let outputs = self.run_buffers(&refs)?;
         outputs.iter().map(|b| self.download(b)).collect()
+    }
+
+    /// [`Session::run`] on arrays the caller owns, without copies on the host: each
+    /// input is uploaded from its view, and each user output is downloaded into
+    /// `outputs[i]`, which must hold exactly its bytes (the caller allocates them from
+    /// the manifest's output types; a dynamic artifact's outputs are sized by the
+    /// call: use [`Session::run`] there). A partitioned session splits and assembles
+    /// on the host as [`Session::run`] does.
+    pub fn run_into(&self, inputs: &[HostView<'_>], outputs: &mut [&mut [u8]]) -> Result<()> {
+        self.check_count(inputs.len())?;
+        let n_out = self.outputs().len();
+        if outputs.len() != n_out {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "{} output destination(s) for {n_out} output(s)",
+                outputs.len()
+            )));
+        }
+        if self.manifest.partitioning.is_some() || self.manifest.dynamic.is_some() {
+            let owned: Vec<HostTensor> = inputs.iter().map(HostView::to_tensor).collect();
+            let results = self.run(&owned)?;
+            for (i, (dst, t)) in outputs.iter_mut().zip(&results).enumerate() {
+                if dst.len() != t.data.len() {
+                    return Err(self.output_size_error(i, t.data.len(), dst.len()));
+                }
+                dst.copy_from_slice(&t.data);
+            }
+            return Ok(());
+        }
+        for (i, t) in inputs.iter().enumerate() {
+            self.check_input(i, t.dtype, t.shape)?;
+            let expected = t
+                .shape
+                .iter()
+                .map(|&d| d.max(0) as usize)
+                .product::<usize>()
+                * t.dtype.size_in_bytes();
+            if t.data.len() != expected {
+                return Err(self.input_error(
+                    i,
+                    format!(
+                        "{} needs {expected} bytes of data, the array has {}",
+                        describe(t.dtype, t.shape),
+                        t.data.len()
+                    ),
+                ));
+            }
+        }
+        for (i, spec) in self.outputs().iter().enumerate() {
+            let want = spec
+                .shape
+                .iter()
+                .map(|&d| d.max(0) as usize)
+                .product::<usize>()
+                * spec.dtype.size_in_bytes();
+            if outputs[i].len() != want {
+                return Err(self.output_size_error(i, want, outputs[i].len()));
+            }
+        }
+        let mut uploaded = Vec::with_capacity(inputs.len());
+        for t in inputs {
+            uploaded.push(self.client.buffer_from_slice(
+                t.dtype,
+                t.shape,
+                t.data,
+                self.positions[0],
+            )?);
+            self.transfers.uploaded_bytes(t.data.len());
+        }
+        let refs: Vec<&Buffer> = uploaded.iter().collect();
+        let results = self.run_buffers(&refs)?;
+        for (b, dst) in results.iter().zip(outputs.iter_mut()) {
+            b.to_host_into(dst)?;
+            self.transfers.downloaded_bytes(dst.len());
+        }
+        Ok(())
+    }
+
+    fn output_size_error(&self, i: usize, want: usize, got: usize) -> RuntimeError {
+        RuntimeError::OutputMismatch {
+            index: i,
+            name: self.manifest.outputs[i].name.clone(),
+            message: format!("needs {want} bytes, the destination has {got}"),
+        }
     }
 
     /// What this session's runs moved between host and devices since it was loaded.
