@@ -42,7 +42,7 @@ RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
 TESTDATA_VENV := $(REPO)/.deps/testdata-venv
 
-.PHONY: zoo coverage-causal-lm testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: python python-venv python-test zoo coverage-causal-lm testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -73,9 +73,30 @@ op-suite-avx2: setup
 lit: build
 	$(LIT) -sv lit_tests --param tpuc_bin_dir=$(REPO)/target/debug
 
-test: unit-test op-suite-avx2 lit lint
+test: unit-test op-suite-avx2 lit lint python-test
 	@test -f .deps/libtpu/libtpu.so || test -n "$$TPUC_LIBTPU" || \
 		echo "NOTE: no libtpu in .deps/libtpu (scripts/setup_libtpu.sh): the TPU compile tests printed SKIPPED"
+
+# The Python package (python/): `make python` builds its wheel (release, stripped) into
+# target/wheels and installs it into .deps/python-venv (created with maturin, pytest,
+# torch, transformers and torchvision: python/setup_venv.sh); `make python-test` builds a
+# dev-profile wheel (faster to build) and runs python/tests with pytest.
+PYTHON_VENV := $(REPO)/.deps/python-venv
+
+python-venv:
+	@bash python/setup_venv.sh
+
+python: setup python-venv
+	rm -rf target/wheels/tpuc-*.whl
+	$(PYTHON_VENV)/bin/maturin build --release -m python/Cargo.toml -o target/wheels --interpreter $(PYTHON_VENV)/bin/python
+	$(PYTHON_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps target/wheels/tpuc-*.whl
+	@ls -la target/wheels/tpuc-*.whl
+
+python-test: setup python-venv
+	rm -rf target/wheels-dev/tpuc-*.whl
+	$(PYTHON_VENV)/bin/maturin build --profile dev -m python/Cargo.toml -o target/wheels-dev --interpreter $(PYTHON_VENV)/bin/python
+	$(PYTHON_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps target/wheels-dev/tpuc-*.whl
+	cd python/tests && $(PYTHON_VENV)/bin/python -m pytest -q .
 
 lint: setup lint-runtime-only
 	$(CARGO) fmt --all --check

@@ -53,6 +53,26 @@ impl DType {
         }
     }
 
+    /// The dtype of a short name ([`DType::name`]).
+    pub fn parse(name: &str) -> Option<DType> {
+        [
+            DType::F64,
+            DType::F32,
+            DType::F16,
+            DType::Bf16,
+            DType::I64,
+            DType::I32,
+            DType::I16,
+            DType::I8,
+            DType::U8,
+            DType::Bool,
+            DType::C64,
+            DType::C128,
+        ]
+        .into_iter()
+        .find(|d| d.name() == name)
+    }
+
     /// MLIR element type spelling (`f32`, `bf16`, `i64`, `i1`, `ui8`).
     pub fn mlir_name(self) -> &'static str {
         match self {

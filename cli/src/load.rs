@@ -69,27 +69,14 @@ pub fn parse_client_option(s: &str) -> Result<(String, NamedValue), String> {
     Ok((name.to_string(), value))
 }
 
-/// Create options for `plugin_path`: for the CPU plugin `devices` devices (one, or as
-/// many as a partitioned artifact's mesh has) executed synchronously on the calling
-/// thread (`asynchronous = false`: its default hand-off to a worker thread costs more
-/// than a small program, see BENCH.md); other plugins get their defaults.
-/// `--client-option`s override both.
+/// Create options for `plugin_path` ([`ClientOptions::for_plugin`]), with the
+/// `--client-option`s over them.
 pub fn client_options(
     plugin_path: &Path,
     extra: &[(String, NamedValue)],
     devices: usize,
 ) -> ClientOptions {
-    let is_cpu = plugin_path
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().contains("cpu"));
-    let mut options = if is_cpu {
-        let mut o = ClientOptions::cpu(devices.max(1) as i64);
-        o.extra
-            .push(("asynchronous".to_string(), NamedValue::Bool(false)));
-        o
-    } else {
-        ClientOptions::default()
-    };
+    let mut options = ClientOptions::for_plugin(plugin_path, devices);
     for (name, value) in extra {
         if name == "cpu_device_count" {
             options.cpu_device_count = None;

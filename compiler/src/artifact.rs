@@ -606,7 +606,15 @@ pub fn write(
             dynamic: None,
         })
     })();
+    let cancelled = options
+        .cancel
+        .as_ref()
+        .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
     let report = match result {
+        Ok(_) if cancelled => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(CompileError::Interrupted);
+        }
         Ok(r) => r,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);

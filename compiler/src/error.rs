@@ -66,6 +66,9 @@ pub enum CompileError {
     /// `--train`: a program or option a training step cannot be compiled from.
     #[error("training: {0}")]
     Training(String),
+    /// The caller cancelled the compile ([`crate::CompileOptions::cancel`]).
+    #[error("the compile was interrupted; nothing was written")]
+    Interrupted,
     #[error("internal compiler error: {0}")]
     Internal(String),
 }

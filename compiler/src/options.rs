@@ -82,6 +82,10 @@ pub struct CompileOptions {
     /// `--train`: compile a joint forward + backward program with its optimizer into
     /// one training step.
     pub training: Option<crate::training::TrainOptions>,
+    /// Set by the caller to stop the compile (Ctrl-C in the Python package): the
+    /// artifact is then not moved into place, and the compile ends with
+    /// [`crate::CompileError::Interrupted`].
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// See [`CompileOptions::finish`]: called with the artifact's temporary directory, its
@@ -162,6 +166,7 @@ impl std::fmt::Debug for CompileOptions {
             specialize,
             debug_outputs,
             training,
+            cancel,
         } = self;
         f.debug_struct("CompileOptions")
             .field("target", target)
@@ -173,6 +178,7 @@ impl std::fmt::Debug for CompileOptions {
             .field("specialize", specialize)
             .field("debug_outputs", debug_outputs)
             .field("training", training)
+            .field("cancel", &cancel.is_some())
             .field("custom_lowerings", custom_lowerings)
             .field("print_ir_after", print_ir_after)
             .field("progress", &progress.is_some())

@@ -31,6 +31,24 @@ impl ClientOptions {
             extra: Vec::new(),
         }
     }
+
+    /// What tpuc's tools create a client of the plugin at `plugin_path` with: for the
+    /// CPU plugin `devices` devices (one, or as many as a partitioned artifact's mesh
+    /// has) executed synchronously on the calling thread (`asynchronous = false`: its
+    /// default hand-off to a worker thread costs more than a small program, see
+    /// BENCH.md); other plugins get their defaults.
+    pub fn for_plugin(plugin_path: &std::path::Path, devices: usize) -> ClientOptions {
+        let is_cpu = plugin_path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().contains("cpu"));
+        if !is_cpu {
+            return ClientOptions::default();
+        }
+        let mut o = ClientOptions::cpu(devices.max(1) as i64);
+        o.extra
+            .push(("asynchronous".to_string(), NamedValue::Bool(false)));
+        o
+    }
 }
 
 pub(super) struct ClientInner {

@@ -1,0 +1,649 @@
+//! `tpuc._tpuc`: the native half of the `tpuc` Python package. The Python half
+//! (`python/tpuc/`) turns torch modules, tensors and keywords into what this module
+//! takes: paths, option dictionaries and raw tensor views (`(dtype, shape, address,
+//! bytes)`), and back. Everything here is a thin call into `tpuc_compiler` and
+//! `tpuc_runtime`; the GIL is released while they work.
+//!
+//! Errors are the classes of `tpuc._errors`: `CompileError` (with `node`, `op` and
+//! `hint` where the compiler names them), `InputError` (a `ValueError`: inputs of the
+//! wrong count, dtype or shape, named), `OptionError` (a `ValueError`: a bad option,
+//! named) and `RuntimeError` (plugin and artifact failures). A panic inside tpuc becomes `pyo3`'s `PanicException`,
+//! never an abort of the interpreter.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+use tpuc_compiler::passes::{MatmulPrecision, OptLevel};
+use tpuc_compiler::{CompileError as Ce, CompileOptions, Target};
+use tpuc_runtime::training::Trainer;
+use tpuc_runtime::{
+    CacheMode, Client, ClientOptions, DType, HostTensor, HostView, LoadOptions, Plugin,
+    RuntimeError as Re, Session,
+};
+
+/// An instance of `tpuc._errors.<class>` (defined in Python, so that `InputError` is
+/// also a `ValueError` and `RuntimeError` a `RuntimeError`) with `message`.
+fn error(class: &str, message: impl Into<String>) -> PyErr {
+    let message = message.into();
+    Python::attach(|py| {
+        match py
+            .import("tpuc._errors")
+            .and_then(|m| m.getattr(class))
+            .and_then(|c| c.call1((message.clone(),)))
+        {
+            Ok(instance) => PyErr::from_value(instance),
+            Err(e) => e,
+        }
+    })
+}
+
+fn option_error(message: impl Into<String>) -> PyErr {
+    error("OptionError", message)
+}
+
+/// A compile error as `CompileError`, with `node`, `op` and `hint` set when known.
+fn compile_error(py: Python<'_>, e: Ce) -> PyErr {
+    let message = e.to_string();
+    let (node, op) = match &e {
+        Ce::Node { node, target, .. } => (Some(node.clone()), Some(target.clone())),
+        Ce::UnsupportedOps(ops) => match ops.first() {
+            Some(first) => (Some(first.first_node.clone()), Some(first.target.clone())),
+            None => (None, None),
+        },
+        Ce::Neuron(d) => match d.first() {
+            Some(first) => (Some(first.node.clone()), Some(first.op.clone())),
+            None => (None, None),
+        },
+        _ => (None, None),
+    };
+    let hint = message
+        .split_once("hint: ")
+        .map(|(_, h)| h.lines().next().unwrap_or(h).trim().to_string());
+    let err = error("CompileError", message);
+    let value = err.value(py);
+    let _ = value.setattr("node", node);
+    let _ = value.setattr("op", op);
+    let _ = value.setattr("hint", hint);
+    err
+}
+
+fn runtime_error(e: Re) -> PyErr {
+    match e {
+        Re::InputCount { .. } | Re::InputMismatch { .. } | Re::Sizes(_) => {
+            error("InputError", e.to_string())
+        }
+        other => error("RuntimeError", other.to_string()),
+    }
+}
+
+fn dtype(name: &str) -> PyResult<DType> {
+    DType::parse(name).ok_or_else(|| option_error(format!("unknown dtype `{name}`")))
+}
+
+// ---------------------------------------------------------------------------------
+// Compiling
+// ---------------------------------------------------------------------------------
+
+/// A value of the options dictionary, by its Python type.
+fn get<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(
+    options: &Bound<'py, PyDict>,
+    key: &str,
+) -> PyResult<Option<T>> {
+    match options.get_item(key)? {
+        None => Ok(None),
+        Some(v) if v.is_none() => Ok(None),
+        Some(v) => v.extract::<T>().map(Some).map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "option `{key}`: {} is not of the expected type",
+                v.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        }),
+    }
+}
+
+/// `CompileOptions` from the Python keywords (already checked for names by the Python
+/// side); `cancel` aborts the compile before its artifact is moved into place.
+fn compile_options(
+    options: &Bound<'_, PyDict>,
+    cancel: Arc<AtomicBool>,
+) -> PyResult<CompileOptions> {
+    let mut o = CompileOptions::default();
+    if let Some(t) = get::<String>(options, "target")? {
+        o.target = Target::parse(&t).map_err(|e| option_error(format!("target: {e}")))?;
+    }
+    if let Some(level) = get::<i64>(options, "opt_level")? {
+        o.opt_level = OptLevel::parse(&level.to_string())
+            .ok_or_else(|| option_error(format!("opt_level: {level} is not 0, 1 or 2")))?;
+    }
+    if let Some(p) = get::<String>(options, "matmul_precision")? {
+        o.matmul_precision = MatmulPrecision::parse(&p).ok_or_else(|| {
+            option_error(format!(
+                "matmul_precision: `{p}` is not default, high or highest"
+            ))
+        })?;
+    }
+    let auto_cast = get::<String>(options, "auto_cast")?;
+    let keep_int64 = get::<bool>(options, "keep_int64")?.unwrap_or(false);
+    if o.target.neuron_chip().is_none() && (auto_cast.is_some() || keep_int64) {
+        return Err(option_error(
+            "auto_cast and keep_int64 are for Neuron targets (trn1, trn2, trn3, inf2)",
+        ));
+    }
+    if let Some(a) = auto_cast {
+        o.neuron.auto_cast = tpuc_compiler::targets::neuron::AutoCast::parse(&a)
+            .ok_or_else(|| option_error(format!("auto_cast: `{a}` is not none, bf16 or fp16")))?;
+    }
+    o.neuron.narrow_int64 = !keep_int64;
+    let mesh = get::<String>(options, "mesh")?;
+    let shard = get::<Vec<String>>(options, "shard")?.unwrap_or_default();
+    match (mesh, shard.is_empty()) {
+        (None, true) => {}
+        (None, false) => return Err(option_error("shard needs mesh (for example mesh=\"dp=2\")")),
+        (Some(_), true) => {
+            return Err(option_error(
+                "mesh needs shard (for example shard=[\"data-parallel\"])",
+            ))
+        }
+        (Some(m), false) => {
+            let mesh = tpuc_runtime::sharding::Mesh::parse(&m)
+                .map_err(|e| option_error(format!("mesh: {e}")))?;
+            let presets = shard
+                .iter()
+                .map(|s| tpuc_compiler::ShardPreset::parse(s))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| option_error(format!("shard: {e}")))?;
+            let format = match get::<String>(options, "sharding_format")?.as_deref() {
+                None | Some("shardy") => tpuc_runtime::manifest::ShardingFormat::Shardy,
+                Some("gspmd") => tpuc_runtime::manifest::ShardingFormat::Gspmd,
+                Some(other) => {
+                    return Err(option_error(format!(
+                        "sharding_format: `{other}` is not shardy or gspmd"
+                    )))
+                }
+            };
+            o.sharding = Some(tpuc_compiler::ShardingRequest {
+                mesh,
+                presets,
+                rules: Vec::new(),
+                format,
+            });
+        }
+    }
+    for s in get::<Vec<String>>(options, "specialize")?.unwrap_or_default() {
+        o.specialize.push(
+            tpuc_runtime::symbolic::parse_bindings(&s)
+                .map_err(|e| option_error(format!("specialize: {e}")))?,
+        );
+    }
+    o.debug_outputs = get::<bool>(options, "debug_outputs")?.unwrap_or(false);
+    let betas = get::<(f64, f64)>(options, "betas")?;
+    o.training = tpuc_compiler::training::TrainSettings {
+        train: get::<bool>(options, "train")?.unwrap_or(false),
+        optimizer: get(options, "optimizer")?,
+        lr: get(options, "lr")?,
+        betas,
+        eps: get(options, "eps")?,
+        weight_decay: get(options, "weight_decay")?,
+        momentum: get(options, "momentum")?,
+        dampening: get(options, "dampening")?,
+        nesterov: get::<bool>(options, "nesterov")?.unwrap_or(false),
+        clip_grad_norm: get(options, "clip_grad_norm")?,
+        schedule: get(options, "schedule")?,
+        warmup_steps: get(options, "warmup_steps")?,
+        total_steps: get(options, "total_steps")?,
+        min_lr_ratio: get(options, "min_lr_ratio")?,
+        freeze: get::<Vec<String>>(options, "freeze")?.unwrap_or_default(),
+    }
+    .resolve("")
+    .map_err(option_error)?;
+    let topologies = get::<Vec<String>>(options, "topology")?.unwrap_or_default();
+    let libtpu = get::<PathBuf>(options, "libtpu")?;
+    if !topologies.is_empty() {
+        o.finish = Some(Arc::new(
+            move |dir: &Path, manifest: &mut tpuc_runtime::Manifest, program: &str| {
+                tpuc_runtime::tpu::compile_for_topologies(
+                    dir,
+                    manifest,
+                    program,
+                    &topologies,
+                    libtpu.as_deref(),
+                    &|_| {},
+                )
+            },
+        ));
+    } else if libtpu.is_some() {
+        return Err(option_error(
+            "libtpu is used with topology (for example topology=\"v5e:2x2\")",
+        ));
+    }
+    o.cancel = Some(cancel);
+    Ok(o)
+}
+
+/// compile(source, output, options) -> dict: compiles the exported program at
+/// `source` (.pt2 or model.json) into the artifact directory `output`. Ctrl-C raises
+/// KeyboardInterrupt and leaves no artifact.
+#[pyfunction]
+fn compile(
+    py: Python<'_>,
+    source: PathBuf,
+    output: PathBuf,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<Py<PyDict>> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let options = compile_options(options, cancel.clone())?;
+    // The compile runs on its own thread; this one waits for it, checking for Ctrl-C.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(tpuc_compiler::compile(&source, &output, &options));
+    });
+    let result = loop {
+        match rx.try_recv() {
+            Ok(r) => break r,
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
+                if let Err(e) = py.check_signals() {
+                    // The worker, left to finish in the background, refuses to move its
+                    // artifact into place once cancelled: no artifact appears.
+                    cancel.store(true, Ordering::SeqCst);
+                    drop(worker);
+                    return Err(e);
+                }
+            }
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                return Err(error(
+                    "TpucError",
+                    "internal error: the compile thread ended without a result (a tpuc bug)",
+                ))
+            }
+        }
+    };
+    let _ = worker.join();
+    let report = result.map_err(|e| compile_error(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("output", report.output.display().to_string())?;
+    d.set_item("nodes", report.num_nodes)?;
+    d.set_item("weights", report.num_weights)?;
+    d.set_item("weight_bytes", report.weight_bytes)?;
+    d.set_item("zero_filled", report.zero_filled)?;
+    d.set_item("warnings", report.warnings)?;
+    Ok(d.unbind())
+}
+
+/// The TPU figures and a training step's memory shares of the artifact at `path`, as
+/// JSON (`tpuc report --json`).
+#[pyfunction]
+fn report_json(path: PathBuf) -> PyResult<String> {
+    let manifest = tpuc_runtime::session::read_manifest(&path).map_err(runtime_error)?;
+    let training = tpuc_runtime::training::memory_per_device(&manifest).map(|m| {
+        serde_json::json!({
+            "parameters": m.parameters,
+            "optimizer_state": m.optimizer_state,
+            "buffers": m.buffers,
+            "batch": m.batch,
+            "gradients": m.gradients,
+        })
+    });
+    Ok(serde_json::json!({
+        "matmul_precision": manifest.matmul_precision,
+        "tpu_executables": manifest.tpu_executables,
+        "training_memory_per_device": training,
+    })
+    .to_string())
+}
+
+/// The PJRT plugin tpuc would use: `path` if given, else `$TPUC_PJRT_PLUGIN`, the
+/// project's `.deps`, then Python environments (as `tpuc devices` finds one).
+#[pyfunction]
+#[pyo3(signature = (path=None))]
+fn find_plugin(path: Option<PathBuf>) -> PyResult<String> {
+    tpuc_runtime::discover::find_plugin(path.as_deref())
+        .map(|p| p.display().to_string())
+        .map_err(runtime_error)
+}
+
+// ---------------------------------------------------------------------------------
+// Running
+// ---------------------------------------------------------------------------------
+
+enum Loaded {
+    Plain(Box<Session>),
+    Training(Box<Trainer>),
+}
+
+impl Loaded {
+    fn session(&self) -> &Session {
+        match self {
+            Loaded::Plain(s) => s,
+            Loaded::Training(t) => t.session(),
+        }
+    }
+}
+
+/// A loaded artifact: its session (or training session) on a plugin's client.
+#[pyclass(module = "tpuc._tpuc")]
+struct NativeProgram {
+    inner: Mutex<Loaded>,
+    /// Set when a call failed inside the plugin: later calls raise instead of
+    /// touching a client in an unknown state.
+    broken: AtomicBool,
+}
+
+/// A view of caller memory: `(dtype, shape, address, bytes)`.
+type RawView = (String, Vec<i64>, usize, usize);
+
+/// A view as the runtime reads it.
+type View<'a> = (DType, &'a [i64], &'a [u8]);
+
+fn views(raw: &[RawView]) -> PyResult<Vec<View<'_>>> {
+    raw.iter()
+        .map(|(d, shape, address, bytes)| {
+            let data: &[u8] = if *bytes == 0 {
+                &[]
+            } else {
+                // SAFETY: the Python side passes the address and size of a live,
+                // contiguous array it keeps referenced for the duration of the call.
+                unsafe { std::slice::from_raw_parts(*address as *const u8, *bytes) }
+            };
+            Ok((dtype(d)?, shape.as_slice(), data))
+        })
+        .collect()
+}
+
+fn host_tuple<'py>(py: Python<'py>, t: &HostTensor) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(
+        py,
+        [
+            t.dtype.name().into_pyobject(py)?.into_any(),
+            PyList::new(py, &t.shape)?.into_any(),
+            PyBytes::new(py, &t.data).into_any(),
+        ],
+    )
+}
+
+impl NativeProgram {
+    fn with<R>(&self, f: impl FnOnce(&mut Loaded) -> Result<R, Re>) -> PyResult<R> {
+        if self.broken.load(Ordering::SeqCst) {
+            return Err(error(
+                "RuntimeError",
+                "an earlier call of this program failed inside the plugin; load the artifact again",
+            ));
+        }
+        let mut inner = self
+            .inner
+            .lock()
+            .map_err(|_| error("RuntimeError", "an earlier call panicked"))?;
+        f(&mut inner).map_err(|e| {
+            if matches!(e, Re::Pjrt { .. } | Re::Plugin { .. }) {
+                self.broken.store(true, Ordering::SeqCst);
+            }
+            runtime_error(e)
+        })
+    }
+}
+
+#[pymethods]
+impl NativeProgram {
+    /// NativeProgram(path, plugin=None, devices=None, cache=True)
+    #[new]
+    #[pyo3(signature = (path, plugin=None, devices=None, cache=true))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        plugin: Option<PathBuf>,
+        devices: Option<usize>,
+        cache: bool,
+    ) -> PyResult<NativeProgram> {
+        py.detach(|| -> PyResult<NativeProgram> {
+            let manifest = tpuc_runtime::session::read_manifest(&path).map_err(runtime_error)?;
+            let mesh_devices = manifest
+                .partitioning
+                .as_ref()
+                .map_or(1, |p| p.mesh.num_devices());
+            let plugin_path =
+                tpuc_runtime::discover::find_plugin(plugin.as_deref()).map_err(runtime_error)?;
+            let loaded = Plugin::load(&plugin_path).map_err(runtime_error)?;
+            let client: Client = loaded
+                .create_client(&ClientOptions::for_plugin(
+                    &plugin_path,
+                    devices.unwrap_or(mesh_devices),
+                ))
+                .map_err(runtime_error)?;
+            let options = LoadOptions {
+                cache: if cache {
+                    CacheMode::ReadWrite
+                } else {
+                    CacheMode::Bypass
+                },
+                // The compiler is linked in: a dynamic artifact runs every size in range.
+                specializer: Some(Arc::new(|dir, manifest, sizes| {
+                    tpuc_compiler::dynamic::specialize_artifact(dir, manifest, sizes)
+                        .map_err(|e| e.to_string())
+                })),
+                ..LoadOptions::default()
+            };
+            let session = Session::load_with(&path, &client, &options).map_err(runtime_error)?;
+            let inner = if session.manifest().training.is_some() {
+                Loaded::Training(Box::new(Trainer::new(session).map_err(runtime_error)?))
+            } else {
+                Loaded::Plain(Box::new(session))
+            };
+            Ok(NativeProgram {
+                inner: Mutex::new(inner),
+                broken: AtomicBool::new(false),
+            })
+        })
+    }
+
+    /// The manifest, as JSON.
+    fn manifest_json(&self) -> PyResult<String> {
+        self.with(|l| {
+            serde_json::to_string(l.session().manifest())
+                .map_err(|e| Re::InvalidArgument(e.to_string()))
+        })
+    }
+
+    /// `[(name, dtype, shape)]` of the user inputs.
+    fn inputs(&self) -> PyResult<Vec<(String, String, Vec<i64>)>> {
+        self.with(|l| {
+            Ok(l.session()
+                .inputs()
+                .iter()
+                .map(|a| (a.name.clone(), a.dtype.name().to_string(), a.shape.clone()))
+                .collect())
+        })
+    }
+
+    /// `[(name, dtype, shape)]` of the user outputs.
+    fn outputs(&self) -> PyResult<Vec<(String, String, Vec<i64>)>> {
+        self.with(|l| {
+            Ok(l.session()
+                .outputs()
+                .iter()
+                .map(|a| (a.name.clone(), a.dtype.name().to_string(), a.shape.clone()))
+                .collect())
+        })
+    }
+
+    /// Runs on caller memory: inputs as views, outputs written into the caller's
+    /// arrays (`[(address, bytes)]`, sized from `outputs()`).
+    fn run_into(
+        &self,
+        py: Python<'_>,
+        inputs: Vec<RawView>,
+        outputs: Vec<(usize, usize)>,
+    ) -> PyResult<()> {
+        let views = views(&inputs)?;
+        py.detach(|| {
+            self.with(|l| {
+                let host: Vec<HostView> = views
+                    .iter()
+                    .map(|(d, s, data)| HostView {
+                        dtype: *d,
+                        shape: s,
+                        data,
+                    })
+                    .collect();
+                let mut dsts: Vec<&mut [u8]> = outputs
+                    .iter()
+                    .map(|&(address, bytes)| {
+                        if bytes == 0 {
+                            &mut [][..]
+                        } else {
+                            // SAFETY: as for the inputs; the Python side allocated each
+                            // destination array and keeps it referenced.
+                            unsafe { std::slice::from_raw_parts_mut(address as *mut u8, bytes) }
+                        }
+                    })
+                    .collect();
+                l.session().run_into(&host, &mut dsts)
+            })
+        })
+    }
+
+    /// Runs and returns the outputs as `[(dtype, shape, bytes)]` (for programs whose
+    /// output sizes depend on the call: dynamic shapes).
+    fn run<'py>(&self, py: Python<'py>, inputs: Vec<RawView>) -> PyResult<Bound<'py, PyList>> {
+        let views = views(&inputs)?;
+        let out = py.detach(|| {
+            self.with(|l| {
+                let owned: Vec<HostTensor> = views
+                    .iter()
+                    .map(|(d, s, data)| HostTensor {
+                        dtype: *d,
+                        shape: s.to_vec(),
+                        data: data.to_vec(),
+                    })
+                    .collect();
+                l.session().run(&owned)
+            })
+        })?;
+        let items = out
+            .iter()
+            .map(|t| host_tuple(py, t))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    fn state_names(&self) -> PyResult<Vec<String>> {
+        self.with(|l| {
+            Ok(l.session()
+                .state_names()
+                .iter()
+                .map(|s| s.to_string())
+                .collect())
+        })
+    }
+
+    fn reset_state(&self) -> PyResult<()> {
+        self.with(|l| l.session().reset_state())
+    }
+
+    /// `(dtype, shape, bytes)` of state `name`.
+    fn read_state<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyTuple>> {
+        let t = py.detach(|| self.with(|l| l.session().read_state(name)))?;
+        host_tuple(py, &t)
+    }
+
+    fn write_state(&self, py: Python<'_>, name: &str, value: RawView) -> PyResult<()> {
+        let v = views(std::slice::from_ref(&value))?;
+        let (d, s, data) = v[0];
+        let t = HostTensor {
+            dtype: d,
+            shape: s.to_vec(),
+            data: data.to_vec(),
+        };
+        py.detach(|| self.with(|l| l.session().write_state(name, &t)))
+    }
+
+    /// A training step: `(step, loss, grad_norm, lr, seconds)`.
+    fn step(&self, py: Python<'_>, inputs: Vec<RawView>) -> PyResult<(u64, f32, f32, f32, f64)> {
+        let views = views(&inputs)?;
+        py.detach(|| {
+            self.with(|l| {
+                let Loaded::Training(t) = l else {
+                    return Err(Re::InvalidArgument(
+                        "not a training step (compile with train=True)".into(),
+                    ));
+                };
+                let batch: Vec<HostTensor> = views
+                    .iter()
+                    .map(|(d, s, data)| HostTensor {
+                        dtype: *d,
+                        shape: s.to_vec(),
+                        data: data.to_vec(),
+                    })
+                    .collect();
+                let r = t.step(&batch)?;
+                Ok((r.step, r.loss, r.grad_norm, r.lr, r.seconds))
+            })
+        })
+    }
+
+    /// A training step's parameters and buffers: `[(state-dict name, dtype, shape, bytes)]`.
+    fn parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = py.detach(|| {
+            self.with(|l| match l {
+                Loaded::Training(t) => t.parameters(),
+                Loaded::Plain(_) => Err(Re::InvalidArgument(
+                    "not a training step (compile with train=True)".into(),
+                )),
+            })
+        })?;
+        let items = list
+            .iter()
+            .map(|(name, t)| {
+                let tuple = host_tuple(py, t)?;
+                PyTuple::new(
+                    py,
+                    [
+                        name.into_pyobject(py)?.into_any(),
+                        tuple.get_item(0)?,
+                        tuple.get_item(1)?,
+                        tuple.get_item(2)?,
+                    ],
+                )
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    fn save_checkpoint(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
+        py.detach(|| {
+            self.with(|l| match l {
+                Loaded::Training(t) => t.save_checkpoint(&dir),
+                Loaded::Plain(_) => Err(Re::InvalidArgument("not a training step".into())),
+            })
+        })
+    }
+
+    fn load_checkpoint(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
+        py.detach(|| {
+            self.with(|l| match l {
+                Loaded::Training(t) => t.load_checkpoint(&dir),
+                Loaded::Plain(_) => Err(Re::InvalidArgument("not a training step".into())),
+            })
+        })
+    }
+
+    fn steps_taken(&self) -> PyResult<u64> {
+        self.with(|l| match l {
+            Loaded::Training(t) => Ok(t.steps_taken()),
+            Loaded::Plain(_) => Ok(0),
+        })
+    }
+}
+
+#[pymodule]
+fn _tpuc(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(report_json, m)?)?;
+    m.add_function(wrap_pyfunction!(find_plugin, m)?)?;
+    m.add_class::<NativeProgram>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

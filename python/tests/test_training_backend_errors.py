@@ -1,0 +1,169 @@
+"""Training from an nn.Module, torch.compile(backend="tpuc"), and every bad input."""
+
+import _thread
+import os
+import threading
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import tpuc
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.norm = nn.LayerNorm(32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x, labels):
+        return (F.cross_entropy(self.fc2(F.gelu(self.norm(self.fc1(x)))), labels),)
+
+
+def test_training_step_reproduces_adamw(tmp_path):
+    g = torch.Generator().manual_seed(3)
+    xs = torch.randn(10, 8, 16, generator=g)
+    ys = torch.randint(0, 10, (10, 8), generator=g)
+    torch.manual_seed(0)
+    model = Classifier().train()
+    torch.manual_seed(0)
+    reference = Classifier().train()
+    opt = torch.optim.AdamW(reference.parameters(), lr=3e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    want = []
+    for k in range(10):
+        (loss,) = reference(xs[k], ys[k])
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(reference.parameters(), 1.0)
+        opt.step()
+        want.append(loss.item())
+    artifact = tpuc.compile(
+        model, (xs[0], ys[0]), train=True, optimizer="adamw", lr=3e-3, betas=(0.9, 0.95),
+        weight_decay=0.1, clip_grad_norm=1.0,
+    )
+    program = tpuc.load(artifact)
+    got = [program.step(xs[k], ys[k]).loss for k in range(10)]
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+    state = program.state_dict()
+    for name, value in reference.state_dict().items():
+        torch.testing.assert_close(state[name], value, rtol=1e-3, atol=1e-4)
+    # A checkpoint and a fresh program continuing from it: the same next loss.
+    program.save_checkpoint(tmp_path / "ckpt")
+    again = tpuc.load(artifact)
+    again.load_checkpoint(tmp_path / "ckpt")
+    assert again.steps_taken == 10
+    assert again.step(xs[0], ys[0]).loss == program.step(xs[0], ys[0]).loss
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.ff = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 32))
+        self.n1, self.n2 = nn.LayerNorm(32), nn.LayerNorm(32)
+
+    def forward(self, x):
+        h = self.n1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.ff(self.n2(x))
+
+
+@pytest.mark.parametrize("make", [lambda: nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)), Block])
+def test_torch_compile_backend_matches_eager(make):
+    torch._dynamo.reset()
+    model = make().eval()
+    x = torch.randn(2, 16) if isinstance(model, nn.Sequential) else torch.randn(2, 5, 32)
+    compiled = torch.compile(model, backend="tpuc", dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_bad_options_are_named():
+    model = nn.Linear(4, 2)
+    x = torch.randn(1, 4)
+    with pytest.raises(TypeError, match="opt_level"):
+        tpuc.compile(model, (x,), opt_level="2")
+    with pytest.raises(TypeError, match="nonsense"):
+        tpuc.compile(model, (x,), nonsense=1)
+    with pytest.raises(ValueError, match="matmul_precision"):
+        tpuc.compile(model, (x,), matmul_precision="fast")
+    with pytest.raises(tpuc.OptionError, match="lr"):
+        tpuc.compile(Classifier(), (torch.randn(2, 16), torch.tensor([1, 2])), train=True, lr=-1.0)
+    with pytest.raises(ValueError, match="optimizer"):
+        tpuc.compile(model, (x,), optimizer="sgd")
+
+
+def test_an_unexportable_module_gives_the_exporters_error_with_a_hint():
+    class DataDependent(nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:  # a branch on a value: torch.export refuses it
+                return x + 1
+            return x - 1
+
+    with pytest.raises(Exception) as e:
+        tpuc.compile(DataDependent(), (torch.randn(3),))
+    assert not isinstance(e.value, tpuc.TpucError)  # the exporter's own
+    assert any("hint (tpuc)" in n for n in getattr(e.value, "__notes__", []))
+
+
+def test_a_program_tpuc_cannot_compile_names_the_node():
+    class Random(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(10, 5)
+
+        def forward(self, x, labels):
+            return (F.cross_entropy(self.fc(F.dropout(x, 0.5, training=True)), labels),)
+
+    with pytest.raises(tpuc.CompileError) as e:
+        tpuc.compile(Random(), (torch.randn(4, 10), torch.tensor([1, 2, 3, 4])), train=True)
+    assert e.value.node and "dropout" in e.value.op and e.value.hint
+
+
+def test_inputs_of_the_wrong_dtype_shape_or_count_are_named():
+    model = nn.Linear(4, 2).eval()
+    program = tpuc.load(tpuc.compile(model, (torch.randn(3, 4),)))
+    with pytest.raises(tpuc.InputError, match="input `input`.*f32.*i64"):
+        program(torch.ones(3, 4, dtype=torch.int64))
+    with pytest.raises(tpuc.InputError, match="input"):
+        program(torch.randn(5, 4))
+    with pytest.raises(tpuc.InputError, match="expected 1 input"):
+        program(torch.randn(3, 4), torch.randn(3, 4))
+    with pytest.raises(tpuc.InputError, match="missing input"):
+        program()
+    # A non-contiguous tensor is made contiguous: the same numbers.
+    x = torch.randn(4, 3).t()
+    torch.testing.assert_close(program(x), model(x).detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_missing_plugin_is_an_exception_not_an_abort():
+    artifact = tpuc.compile(nn.Linear(4, 2), (torch.randn(1, 4),))
+    with pytest.raises(tpuc.RuntimeError):
+        tpuc.load(artifact, plugin="/nonexistent/plugin.so")
+    with pytest.raises(RuntimeError):  # also Python's own
+        tpuc.load(artifact, plugin="/nonexistent/plugin.so")
+
+
+def test_ctrl_c_during_a_compile_leaves_no_artifact(tmp_path):
+    import torchvision
+
+    model = torchvision.models.resnet50(num_classes=10).eval()
+    x = torch.randn(1, 3, 32, 32)
+    pt2 = tmp_path / "resnet50.pt2"
+    torch.export.save(torch.export.export(model, (x,)), pt2)
+    out = tmp_path / "interrupted.tpuc"
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        tpuc.compile(str(pt2), output=out)
+    timer.cancel()
+    # The compile thread finishes in the background and refuses to publish.
+    import time
+
+    time.sleep(3)
+    assert not out.exists()
+    assert sorted(os.listdir(tmp_path)) == ["resnet50.pt2"]
