@@ -118,12 +118,13 @@ runtime-only:
 bench-venv:
 	@bash bench/setup_venv.sh
 
-bench: build bench-venv
+bench: build bench-venv python
 	@mkdir -p target/bench
 	$(TPUC) compile testdata/models/mlp/exported.pt2 -o target/bench/mlp.tpuc
 	$(CARGO) build --release -p tpuc-bench -p tpuc-cli
 	target/release/tpuc-bench --artifact mlp=target/bench/mlp.tpuc --tpuc target/release/tpuc \
-		--python $(BENCH_VENV)/bin/python --out BENCH.md --command "make bench"
+		--python $(BENCH_VENV)/bin/python --python-package $(PYTHON_VENV)/bin/python \
+		--out BENCH.md --command "make bench"
 
 # Coverage: every causal-LM architecture of transformers (coverage-causal-lm, below),
 # every Core ATen and as-exported op case (testdata/ops, testdata/ops/exported) and every

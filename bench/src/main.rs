@@ -22,6 +22,7 @@ use clap::Parser;
 mod corpus;
 mod decode;
 mod dynamic;
+mod python;
 mod training;
 use tpuc_runtime::compile_options::CompileOptions;
 use tpuc_runtime::manifest::ArgumentKind;
@@ -114,6 +115,10 @@ struct Args {
     /// Only the training-step rows (printed as Markdown).
     #[arg(long)]
     training_only: bool,
+    /// Python with the `tpuc` package installed (`make python`'s .deps/python-venv):
+    /// the package's per-call rows.
+    #[arg(long)]
+    python_package: Option<PathBuf>,
 }
 
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
@@ -252,6 +257,9 @@ const CLIENTS: [(&str, Option<bool>); 2] = [
 const RESIDENT_TPUC: &str = "tpuc_run_buffers";
 const RESIDENT_RAW: &str = "raw_execute";
 const HOST_TPUC: &str = "tpuc_run";
+/// `Session::run_into` (the caller's arrays read and written in place): what the
+/// Python package calls.
+const HOST_INTO: &str = "tpuc_run_into";
 const HOST_RAW: &str = "raw_upload_execute_download";
 const RAW_UPLOAD: &str = "raw_upload";
 const RAW_DOWNLOAD: &str = "raw_download";
@@ -376,6 +384,7 @@ fn measure(
         RESIDENT_TPUC,
         RESIDENT_RAW,
         HOST_TPUC,
+        HOST_INTO,
         HOST_RAW,
         RAW_UPLOAD,
         RAW_DOWNLOAD,
@@ -411,6 +420,30 @@ fn measure(
             samples.get_mut(HOST_TPUC).unwrap(),
             || {
                 session.run(&host_inputs)?;
+                Ok(())
+            },
+        )?;
+        let mut into_outputs: Vec<Vec<u8>> = session
+            .outputs()
+            .iter()
+            .map(|o| vec![0u8; o.shape.iter().product::<i64>() as usize * o.dtype.size_in_bytes()])
+            .collect();
+        let views: Vec<tpuc_runtime::HostView> = host_inputs
+            .iter()
+            .map(|t| tpuc_runtime::HostView {
+                dtype: t.dtype,
+                shape: &t.shape,
+                data: &t.data,
+            })
+            .collect();
+        time_calls(
+            args.warmup,
+            args.iterations,
+            samples.get_mut(HOST_INTO).unwrap(),
+            || {
+                let mut dsts: Vec<&mut [u8]> =
+                    into_outputs.iter_mut().map(|v| v.as_mut_slice()).collect();
+                session.run_into(&views, &mut dsts)?;
                 Ok(())
             },
         )?;
@@ -683,10 +716,14 @@ const JAX_RESIDENT_ROWS: [Row; 3] = [
         what: "JAX `jax.jit` equivalent + `block_until_ready`",
     },
 ];
-const HOST_ROWS: [Row; 4] = [
+const HOST_ROWS: [Row; 5] = [
     Row {
         key: HOST_TPUC,
         what: "tpuc `Session::run` (upload inputs, download outputs)",
+    },
+    Row {
+        key: HOST_INTO,
+        what: "tpuc `Session::run_into` (the caller's arrays in place: what Python calls)",
     },
     Row {
         key: HOST_RAW,
@@ -1074,6 +1111,21 @@ fn run(args: &Args) -> Result<(), BoxError> {
         corpus_md.as_deref(),
         started.elapsed(),
     );
+    if let Some(py) = &args.python_package {
+        let sync: Vec<&Measured> = measured
+            .iter()
+            .filter(|m| m.client == "asynchronous=false")
+            .collect();
+        md.push_str(&python::run(
+            py,
+            &args.work_dir,
+            &sync,
+            jax.as_ref(),
+            args.iterations,
+            args.rounds,
+            args.warmup,
+        )?);
+    }
     md.push_str(&decode_md);
     if let (Some(tpuc), Some(python)) = (&args.tpuc, &args.python) {
         md.push_str(&training::run(

@@ -20,8 +20,11 @@ import shutil
 import tempfile
 from typing import Any
 
-from . import _tpuc
-from ._tensors import from_host, to_views, wants_numpy
+# XLA's plugins log to stderr unless told; quiet as `tpuc` is, unless the user set it.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from . import _tpuc  # noqa: E402
+from ._tensors import from_host, to_views, wants_numpy  # noqa: E402
 
 __all__ = [
     "compile",
@@ -40,7 +43,7 @@ __all__ = [
 
 __version__ = _tpuc.__version__
 
-from ._errors import CompileError, InputError, OptionError, RuntimeError, TpucError  # noqa: A004
+from ._errors import CompileError, InputError, OptionError, RuntimeError, TpucError  # noqa: A004,E402
 
 # Every keyword `compile` takes, with the type it must have (tuples: any of).
 _OPTIONS = {
