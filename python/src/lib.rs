@@ -354,6 +354,18 @@ fn views(raw: &[RawView]) -> PyResult<Vec<View<'_>>> {
         .collect()
 }
 
+/// Copies of views, for the runtime calls that take owned tensors.
+fn owned(views: &[View<'_>]) -> Vec<HostTensor> {
+    views
+        .iter()
+        .map(|(d, s, data)| HostTensor {
+            dtype: *d,
+            shape: s.to_vec(),
+            data: data.to_vec(),
+        })
+        .collect()
+}
+
 fn host_tuple<'py>(py: Python<'py>, t: &HostTensor) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(
         py,
@@ -509,19 +521,7 @@ impl NativeProgram {
     /// output sizes depend on the call: dynamic shapes).
     fn run<'py>(&self, py: Python<'py>, inputs: Vec<RawView>) -> PyResult<Bound<'py, PyList>> {
         let views = views(&inputs)?;
-        let out = py.detach(|| {
-            self.with(|l| {
-                let owned: Vec<HostTensor> = views
-                    .iter()
-                    .map(|(d, s, data)| HostTensor {
-                        dtype: *d,
-                        shape: s.to_vec(),
-                        data: data.to_vec(),
-                    })
-                    .collect();
-                l.session().run(&owned)
-            })
-        })?;
+        let out = py.detach(|| self.with(|l| l.session().run(&owned(&views))))?;
         let items = out
             .iter()
             .map(|t| host_tuple(py, t))
@@ -550,13 +550,7 @@ impl NativeProgram {
     }
 
     fn write_state(&self, py: Python<'_>, name: &str, value: RawView) -> PyResult<()> {
-        let v = views(std::slice::from_ref(&value))?;
-        let (d, s, data) = v[0];
-        let t = HostTensor {
-            dtype: d,
-            shape: s.to_vec(),
-            data: data.to_vec(),
-        };
+        let t = owned(&views(std::slice::from_ref(&value))?).remove(0);
         py.detach(|| self.with(|l| l.session().write_state(name, &t)))
     }
 
@@ -570,15 +564,7 @@ impl NativeProgram {
                         "not a training step (compile with train=True)".into(),
                     ));
                 };
-                let batch: Vec<HostTensor> = views
-                    .iter()
-                    .map(|(d, s, data)| HostTensor {
-                        dtype: *d,
-                        shape: s.to_vec(),
-                        data: data.to_vec(),
-                    })
-                    .collect();
-                let r = t.step(&batch)?;
+                let r = t.step(&owned(&views))?;
                 Ok((r.step, r.loss, r.grad_norm, r.lr, r.seconds))
             })
         })

@@ -834,11 +834,25 @@ pub fn set_result_type(op: MlirOperation, i: isize, ty: mlir_sys::MlirType) {
 /// Sets the `function_type` of `func` to its entry `block`'s argument types and the
 /// results it had; false when `func` has no function type.
 pub fn set_function_argument_types(func: MlirOperation, block: MlirBlock) -> bool {
+    let args: Vec<mlir_sys::MlirType> =
+        block_arguments(block).into_iter().map(value_type).collect();
+    set_function_type(func, Some(&args), None)
+}
+
+/// Sets the result types of the function `func` (its argument types kept).
+pub fn set_function_result_types(func: MlirOperation, results: &[mlir_sys::MlirType]) -> bool {
+    set_function_type(func, None, Some(results))
+}
+
+/// Replaces the argument and/or result types of `func`'s function type (`None`: kept).
+fn set_function_type(
+    func: MlirOperation,
+    args: Option<&[mlir_sys::MlirType]>,
+    results: Option<&[mlir_sys::MlirType]>,
+) -> bool {
     let Some(old) = attribute(func, "function_type") else {
         return false;
     };
-    let args: Vec<mlir_sys::MlirType> =
-        block_arguments(block).into_iter().map(value_type).collect();
     // SAFETY: the attribute is checked to be a type attribute holding a function type
     // before it is read; the arrays outlive the call.
     unsafe {
@@ -849,37 +863,18 @@ pub fn set_function_argument_types(func: MlirOperation, block: MlirBlock) -> boo
         if !mlir_sys::mlirTypeIsAFunction(fty) {
             return false;
         }
-        let results: Vec<mlir_sys::MlirType> = (0..mlir_sys::mlirFunctionTypeGetNumResults(fty))
-            .map(|i| mlir_sys::mlirFunctionTypeGetResult(fty, i))
-            .collect();
-        let new = function_type(mlir_sys::mlirOperationGetContext(func), &args, &results);
-        mlir_sys::mlirOperationSetAttributeByName(
-            func,
-            string_ref("function_type"),
-            mlir_sys::mlirTypeAttrGet(new),
-        );
-    }
-    true
-}
-
-/// Sets the result types of the function `func` (its argument types kept).
-pub fn set_function_result_types(func: MlirOperation, results: &[mlir_sys::MlirType]) -> bool {
-    let Some(old) = attribute(func, "function_type") else {
-        return false;
-    };
-    // SAFETY: as in `set_function_argument_types`.
-    unsafe {
-        if !mlir_sys::mlirAttributeIsAType(old) {
-            return false;
-        }
-        let fty = mlir_sys::mlirTypeAttrGetValue(old);
-        if !mlir_sys::mlirTypeIsAFunction(fty) {
-            return false;
-        }
-        let args: Vec<mlir_sys::MlirType> = (0..mlir_sys::mlirFunctionTypeGetNumInputs(fty))
+        let old_args: Vec<mlir_sys::MlirType> = (0..mlir_sys::mlirFunctionTypeGetNumInputs(fty))
             .map(|i| mlir_sys::mlirFunctionTypeGetInput(fty, i))
             .collect();
-        let new = function_type(mlir_sys::mlirOperationGetContext(func), &args, results);
+        let old_results: Vec<mlir_sys::MlirType> =
+            (0..mlir_sys::mlirFunctionTypeGetNumResults(fty))
+                .map(|i| mlir_sys::mlirFunctionTypeGetResult(fty, i))
+                .collect();
+        let new = function_type(
+            mlir_sys::mlirOperationGetContext(func),
+            args.unwrap_or(&old_args),
+            results.unwrap_or(&old_results),
+        );
         mlir_sys::mlirOperationSetAttributeByName(
             func,
             string_ref("function_type"),
