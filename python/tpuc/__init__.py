@@ -24,7 +24,7 @@ from typing import Any
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from . import _tpuc  # noqa: E402
-from ._tensors import from_host, to_views, wants_numpy  # noqa: E402
+from ._tensors import empty, from_host, to_views, wants_numpy  # noqa: E402
 
 __all__ = [
     "compile",
@@ -335,8 +335,6 @@ class Program:
             out = self._native.run(views)
             del keep
             return _single([from_host(d, s, b, numpy_out) for d, s, b in out])
-        from ._tensors import empty
-
         outs = [empty(d, s, numpy_out) for _, d, s in self._outputs]
         self._native.run_into(views, [o[1] for o in outs])
         del keep

@@ -34,7 +34,18 @@ def _torch():
         return None
 
 
+_TORCH_DTYPES = None
+
+
 def _torch_dtypes(torch):
+    """tpuc's dtype names and torch's (built once)."""
+    global _TORCH_DTYPES
+    if _TORCH_DTYPES is None:
+        _TORCH_DTYPES = _make_torch_dtypes(torch)
+    return _TORCH_DTYPES
+
+
+def _make_torch_dtypes(torch):
     return {
         "f64": torch.float64,
         "f32": torch.float32,
