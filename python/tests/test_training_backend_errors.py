@@ -2,6 +2,7 @@
 
 import _thread
 import os
+import signal
 import threading
 
 import numpy as np
@@ -163,6 +164,8 @@ def test_ctrl_c_during_a_compile_leaves_no_artifact(tmp_path):
     # With libtpu the compile also builds a TPU executable: seconds, well past the
     # interrupt; without it the compile may end first, and the test says so.
     options = {"topology": "v5e:1x1", "libtpu": libtpu()} if libtpu() else {}
+    # Python's own Ctrl-C handler, also where SIGINT is ignored (a CI run under nohup).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.2, _thread.interrupt_main)
     start = time.monotonic()
     timer.start()
@@ -176,6 +179,7 @@ def test_ctrl_c_during_a_compile_leaves_no_artifact(tmp_path):
         pass
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     # The compile thread finishes in the background, refuses to publish, and removes
     # its temporary directory.
     deadline = time.monotonic() + 180
