@@ -983,6 +983,14 @@ fn report(
     md
 }
 
+/// A one-device client of the CPU plugin, for the modes that print one section.
+fn cpu_client(args: &Args) -> Result<Client, BoxError> {
+    let plugin = Plugin::load(&tpuc_runtime::discover::find_plugin(
+        args.plugin.as_deref(),
+    )?)?;
+    Ok(plugin.create_client(&ClientOptions::cpu(1))?)
+}
+
 fn run(args: &Args) -> Result<(), BoxError> {
     if args.iterations == 0 || args.rounds == 0 {
         return Err("--iterations and --rounds must be at least 1".into());
@@ -1000,10 +1008,7 @@ fn run(args: &Args) -> Result<(), BoxError> {
             (Some(t), Some(p)) => (t, p),
             _ => return Err("--decode-only needs --tpuc and --python".into()),
         };
-        let plugin = Plugin::load(&tpuc_runtime::discover::find_plugin(
-            args.plugin.as_deref(),
-        )?)?;
-        let client = plugin.create_client(&ClientOptions::cpu(1))?;
+        let client = cpu_client(args)?;
         print!(
             "{}",
             decode::run(tpuc, python, &client, &args.work_dir, args.decode_rounds)?
@@ -1015,10 +1020,7 @@ fn run(args: &Args) -> Result<(), BoxError> {
             (Some(t), Some(p)) => (t, p),
             _ => return Err("--training-only needs --tpuc and --python".into()),
         };
-        let plugin = Plugin::load(&tpuc_runtime::discover::find_plugin(
-            args.plugin.as_deref(),
-        )?)?;
-        let client = plugin.create_client(&ClientOptions::cpu(1))?;
+        let client = cpu_client(args)?;
         print!(
             "{}",
             training::run(tpuc, python, &client, &args.work_dir, args.training_rounds)?
@@ -1027,10 +1029,7 @@ fn run(args: &Args) -> Result<(), BoxError> {
     }
     if args.dynamic_only {
         let tpuc = args.tpuc.as_deref().ok_or("--dynamic-only needs --tpuc")?;
-        let plugin = Plugin::load(&tpuc_runtime::discover::find_plugin(
-            args.plugin.as_deref(),
-        )?)?;
-        let client = plugin.create_client(&ClientOptions::cpu(1))?;
+        let client = cpu_client(args)?;
         print!(
             "{}",
             dynamic::run(tpuc, &client, &args.work_dir, args.dynamic_rounds, 200)?

@@ -78,15 +78,7 @@ pub fn report(artifact: &Path, json: bool) -> Result<ExitCode, String> {
     let manifest = tpuc_runtime::session::read_manifest(artifact).map_err(|e| e.to_string())?;
     let shares = memory_per_device(&manifest);
     if json {
-        let training = shares.map(|m| {
-            serde_json::json!({
-                "parameters": m.parameters,
-                "optimizer_state": m.optimizer_state,
-                "buffers": m.buffers,
-                "batch": m.batch,
-                "gradients": m.gradients,
-            })
-        });
+        let training = shares.map(|m| m.to_json());
         let text = serde_json::to_string_pretty(&serde_json::json!({
             "artifact": artifact.display().to_string(),
             "matmul_precision": manifest.matmul_precision,

@@ -279,15 +279,7 @@ fn compile(
 #[pyfunction]
 fn report_json(path: PathBuf) -> PyResult<String> {
     let manifest = tpuc_runtime::session::read_manifest(&path).map_err(runtime_error)?;
-    let training = tpuc_runtime::training::memory_per_device(&manifest).map(|m| {
-        serde_json::json!({
-            "parameters": m.parameters,
-            "optimizer_state": m.optimizer_state,
-            "buffers": m.buffers,
-            "batch": m.batch,
-            "gradients": m.gradients,
-        })
-    });
+    let training = tpuc_runtime::training::memory_per_device(&manifest).map(|m| m.to_json());
     Ok(serde_json::json!({
         "matmul_precision": manifest.matmul_precision,
         "tpu_executables": manifest.tpu_executables,

@@ -283,14 +283,18 @@ impl Trainer {
             }
         }
         check(&optimizer, OPTIMIZER_FILE, "step", &self.training.step)?;
-        // Frozen parameters are the artifact's; a checkpoint that changed them is of
-        // another run.
-        let current = self.parameters()?;
-        for key in &self.training.frozen {
-            let mine = current.iter().find(|(k, _)| k == key).map(|(_, t)| t);
-            let theirs = model.get(key).map(|v| v.to_host());
-            if let (Some(mine), Some(theirs)) = (mine, theirs) {
-                if *mine != theirs {
+        // Frozen parameters are the artifact's (read from its weights file, nothing
+        // downloaded); a checkpoint that changed them is of another run.
+        if !self.training.frozen.is_empty() {
+            let stored = SafeTensors::open(self.session.dir().join(&manifest.weights.file))?;
+            for key in &self.training.frozen {
+                let (Some(mine), Some(theirs)) = (stored.get(key), model.get(key)) else {
+                    continue;
+                };
+                if mine.dtype != theirs.dtype
+                    || mine.shape != theirs.shape
+                    || mine.data != theirs.data
+                {
                     return Err(checkpoint_error(
                         dir,
                         format!("frozen parameter `{key}` differs from this artifact's"),
@@ -386,6 +390,19 @@ pub struct MemoryShares {
     /// The gradients: as large as the trained parameters, split as they are. They live
     /// in XLA's temporaries, with the activations.
     pub gradients: u64,
+}
+
+impl MemoryShares {
+    /// As `tpuc report --json` and the Python package write it.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "parameters": self.parameters,
+            "optimizer_state": self.optimizer_state,
+            "buffers": self.buffers,
+            "batch": self.batch,
+            "gradients": self.gradients,
+        })
+    }
 }
 
 /// [`MemoryShares`] of a training-step manifest; `None` for other programs.
