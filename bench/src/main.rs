@@ -462,7 +462,7 @@ fn measure(
                     call_args[i] = &fresh[k];
                 }
                 for out in exe.execute(&call_args)? {
-                    out.to_host()?;
+                    out.to_host_through_plugin()?;
                 }
                 Ok(())
             },
@@ -485,7 +485,7 @@ fn measure(
             samples.get_mut(RAW_DOWNLOAD).unwrap(),
             || {
                 for out in &resident_outputs {
-                    out.to_host()?;
+                    out.to_host_through_plugin()?;
                 }
                 Ok(())
             },
@@ -658,9 +658,11 @@ fn reading_notes(
         ) {
             if down > 0.5 * total {
                 notes.push(format!(
-                    "- `{n}`: the host path (upload + execute + download, {}) is mostly the download: \
-                     `Buffer::to_host` alone (`PJRT_Buffer_ToHostBuffer` and waiting for its completion \
-                     event) takes {}, the upload alone {}.",
+                    "- `{n}`: the raw host path (upload + execute + download, {}) is mostly the download: \
+                     the plugin's copy alone (`PJRT_Buffer_ToHostBuffer`, which the CPU plugin hands to a \
+                     worker thread, and waiting for its completion event) takes {}, the upload alone {}. \
+                     tpuc's `Session::run` and `run_into` read a host-resident output on the calling \
+                     thread instead.",
                     us(total),
                     us(down),
                     us(up)
@@ -727,7 +729,7 @@ const HOST_ROWS: [Row; 5] = [
     },
     Row {
         key: HOST_RAW,
-        what: "raw PJRT upload + `execute` + download",
+        what: "raw PJRT upload + `execute` + download (the plugin's `PJRT_Buffer_ToHostBuffer`)",
     },
     Row {
         key: RAW_UPLOAD,
@@ -735,7 +737,7 @@ const HOST_ROWS: [Row; 5] = [
     },
     Row {
         key: RAW_DOWNLOAD,
-        what: "raw PJRT download of the outputs alone (`Buffer::to_host`)",
+        what: "raw PJRT download of the outputs alone (`Buffer::to_host_through_plugin`)",
     },
 ];
 const JAX_HOST_ROWS: [Row; 1] = [Row {

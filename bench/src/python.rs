@@ -58,7 +58,7 @@ pub fn run(
     let mut md = String::new();
     md.push_str("## The Python package: per-call cost\n\n");
     md.push_str(&format!(
-        "`program(*tensors)` of the `tpuc` package (`tpuc.load(artifact)`, Python {}, bench/python_dispatch.py; inputs read in place, outputs written into new arrays) on the artifacts above, every call timed ({rounds} rounds × {iterations} calls after {warmup} warm-up calls), against the same call from Rust, `Session::run_into` on an `asynchronous=false` client (what the package creates for the CPU plugin), and against `jax.jit` on numpy input (JAX's own, above). Medians; the package's overhead is its median less Rust's.\n\n",
+        "`program(*tensors)` of the `tpuc` package (`tpuc.load(artifact)`, Python {}, bench/python_dispatch.py; host tensors of the input dtypes and shapes, which the package's native per-call path reads in place, writing the outputs into arrays it allocates) on the artifacts above, every call timed ({rounds} rounds × {iterations} calls after {warmup} warm-up calls), against the same call from Rust, `Session::run_into` on an `asynchronous=false` client (what the package creates for the CPU plugin), and against `jax.jit` on numpy input (JAX's own, above). Medians; the package's overhead is its median less Rust's.\n\n",
         v["python"].as_str().unwrap_or("?")
     ));
     md.push_str("| program | Rust `run_into` | Python, torch in/out | overhead | Python, numpy in/out | overhead | JAX `jit` (numpy in/out) |\n|---|---:|---:|---:|---:|---:|---:|\n");

@@ -10,6 +10,8 @@
 //! named) and `RuntimeError` (plugin and artifact failures). A panic inside tpuc becomes `pyo3`'s `PanicException`,
 //! never an abort of the interpreter.
 
+mod marshal;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -323,6 +325,8 @@ struct NativeProgram {
     /// Set when a call failed inside the plugin: later calls raise instead of
     /// touching a client in an unknown state.
     broken: AtomicBool,
+    /// The inputs' and outputs' dtypes and shapes, for the per-call path.
+    specs: marshal::Specs,
 }
 
 /// A view of caller memory: `(dtype, shape, address, bytes)`.
@@ -334,16 +338,21 @@ type View<'a> = (DType, &'a [i64], &'a [u8]);
 fn views(raw: &[RawView]) -> PyResult<Vec<View<'_>>> {
     raw.iter()
         .map(|(d, shape, address, bytes)| {
-            let data: &[u8] = if *bytes == 0 {
-                &[]
-            } else {
-                // SAFETY: the Python side passes the address and size of a live,
-                // contiguous array it keeps referenced for the duration of the call.
-                unsafe { std::slice::from_raw_parts(*address as *const u8, *bytes) }
-            };
-            Ok((dtype(d)?, shape.as_slice(), data))
+            Ok((dtype(d)?, shape.as_slice(), raw_slice(*address, *bytes)))
         })
         .collect()
+}
+
+/// The caller's memory at `address`.
+fn raw_slice<'a>(address: usize, bytes: usize) -> &'a [u8] {
+    if bytes == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller (the Python side, or `call` for arrays it holds) passes the
+        // address and size of a live, contiguous array it keeps referenced for the
+        // duration of the call.
+        unsafe { std::slice::from_raw_parts(address as *const u8, bytes) }
+    }
 }
 
 /// Copies of views, for the runtime calls that take owned tensors.
@@ -370,6 +379,41 @@ fn host_tuple<'py>(py: Python<'py>, t: &HostTensor) -> PyResult<Bound<'py, PyTup
 }
 
 impl NativeProgram {
+    /// Runs on caller memory: inputs as views, outputs written into the caller's
+    /// arrays (`[(address, bytes)]`, sized from the output specs).
+    fn run_views(
+        &self,
+        py: Python<'_>,
+        views: &[View<'_>],
+        outputs: &[(usize, usize)],
+    ) -> PyResult<()> {
+        py.detach(|| {
+            self.with(|l| {
+                let host: Vec<HostView> = views
+                    .iter()
+                    .map(|(d, s, data)| HostView {
+                        dtype: *d,
+                        shape: s,
+                        data,
+                    })
+                    .collect();
+                let mut dsts: Vec<&mut [u8]> = outputs
+                    .iter()
+                    .map(|&(address, bytes)| {
+                        if bytes == 0 {
+                            &mut [][..]
+                        } else {
+                            // SAFETY: the caller allocated each destination array
+                            // and keeps it referenced for the duration of the call.
+                            unsafe { std::slice::from_raw_parts_mut(address as *mut u8, bytes) }
+                        }
+                    })
+                    .collect();
+                l.session().run_into(&host, &mut dsts)
+            })
+        })
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut Loaded) -> Result<R, Re>) -> PyResult<R> {
         if self.broken.load(Ordering::SeqCst) {
             return Err(error(
@@ -436,9 +480,19 @@ impl NativeProgram {
             } else {
                 Loaded::Plain(Box::new(session))
             };
+            let session = inner.session();
+            let specs = marshal::Specs {
+                inputs: (session.inputs().iter())
+                    .map(|a| (a.dtype, a.shape.clone()))
+                    .collect(),
+                outputs: (session.outputs().iter())
+                    .map(|o| (o.dtype, o.shape.clone()))
+                    .collect(),
+            };
             Ok(NativeProgram {
                 inner: Mutex::new(inner),
                 broken: AtomicBool::new(false),
+                specs,
             })
         })
     }
@@ -481,32 +535,29 @@ impl NativeProgram {
         inputs: Vec<RawView>,
         outputs: Vec<(usize, usize)>,
     ) -> PyResult<()> {
-        let views = views(&inputs)?;
-        py.detach(|| {
-            self.with(|l| {
-                let host: Vec<HostView> = views
-                    .iter()
-                    .map(|(d, s, data)| HostView {
-                        dtype: *d,
-                        shape: s,
-                        data,
-                    })
-                    .collect();
-                let mut dsts: Vec<&mut [u8]> = outputs
-                    .iter()
-                    .map(|&(address, bytes)| {
-                        if bytes == 0 {
-                            &mut [][..]
-                        } else {
-                            // SAFETY: as for the inputs; the Python side allocated each
-                            // destination array and keeps it referenced.
-                            unsafe { std::slice::from_raw_parts_mut(address as *mut u8, bytes) }
-                        }
-                    })
-                    .collect();
-                l.session().run_into(&host, &mut dsts)
+        self.run_views(py, &views(&inputs)?, &outputs)
+    }
+
+    /// `program(*args)` for host torch tensors or numpy arrays of exactly the input
+    /// dtypes and shapes: the outputs (one array, or a tuple), or None when the arguments
+    /// need the Python path (`tpuc/_tensors.py`).
+    fn call(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<Py<PyAny>>> {
+        let Some(m) = marshal::marshal(py, &self.specs, args) else {
+            return Ok(None);
+        };
+        let views: Vec<View<'_>> = self
+            .specs
+            .inputs
+            .iter()
+            .zip(&m.inputs)
+            .map(|((d, shape), &(address, bytes))| {
+                Ok((*d, shape.as_slice(), raw_slice(address, bytes)))
             })
-        })
+            .collect::<PyResult<_>>()?;
+        let outputs: Vec<(usize, usize)> = m.outputs.iter().map(|(_, o)| *o).collect();
+        self.run_views(py, &views, &outputs)?;
+        let arrays = m.outputs.into_iter().map(|(a, _)| a).collect();
+        marshal::result(py, arrays).map(Some)
     }
 
     /// Runs and returns the outputs as `[(dtype, shape, bytes)]` (for programs whose

@@ -328,6 +328,13 @@ class Program:
         return values
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self._dynamic:
+            # Host tensors of exactly the input dtypes and shapes: read and allocated
+            # natively (a few attribute reads per tensor); None sends everything else
+            # down the general path below.
+            out = self._native.call(args)
+            if out is not None:
+                return out
         values = self._gather(args, dict(kwargs))
         views, keep = to_views(values, self._inputs)
         numpy_out = wants_numpy(values)

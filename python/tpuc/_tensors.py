@@ -97,7 +97,9 @@ def to_views(values, specs):
             t = value.detach()
             if t.device.type != "cpu":
                 t = t.cpu()
-            t = t.contiguous()
+            # A conjugate or negative view shares memory with its base: its values
+            # exist only once resolved.
+            t = t.resolve_conj().resolve_neg().contiguous()
             keep.append(t)
             views.append((dtype, list(t.shape), t.data_ptr(), t.numel() * t.element_size()))
         else:

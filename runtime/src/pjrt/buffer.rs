@@ -144,8 +144,26 @@ impl Buffer {
 
     /// Copies the buffer into `data` (dense, row-major), which must hold exactly
     /// [`Buffer::host_size`] bytes: a caller's own array, written without a copy in
-    /// between.
+    /// between. A buffer in host memory (the CPU plugin's) is read on the calling thread.
     pub fn to_host_into(&self, data: &mut [u8]) -> Result<()> {
+        self.copy_to_host(data, true)
+    }
+
+    /// [`Buffer::to_host`] always through the plugin's own copy
+    /// (`PJRT_Buffer_ToHostBuffer` and its completion event), never reading host memory
+    /// directly: what the bench compares the direct read with.
+    pub fn to_host_through_plugin(&self) -> Result<HostTensor> {
+        let dtype = self.dtype()?;
+        let mut data = vec![0u8; self.host_size()?];
+        self.copy_to_host(&mut data, false)?;
+        Ok(HostTensor {
+            dtype,
+            shape: self.shape.clone(),
+            data,
+        })
+    }
+
+    fn copy_to_host(&self, data: &mut [u8], direct: bool) -> Result<()> {
         let dtype = self.dtype()?;
         let plugin = &self.client.plugin;
         let f = api_fn!(plugin, PJRT_Buffer_ToHostBuffer)?;
@@ -180,6 +198,9 @@ impl Buffer {
                 data.len()
             )));
         }
+        if expected > 0 && direct && self.copy_from_host_memory(data)? {
+            return Ok(());
+        }
         if expected > 0 {
             let mut a = args!(PJRT_Buffer_ToHostBuffer_Args {
                 src: self.raw,
@@ -199,6 +220,87 @@ impl Buffer {
         }
         Ok(())
     }
+}
+
+impl Buffer {
+    /// The direct path of [`Buffer::to_host_into`], for a buffer that lives in host memory
+    /// (the CPU plugin's), dense and row-major: waits until the buffer is defined, then
+    /// copies its memory into `data` on the calling thread. `Ok(false)` when the buffer or
+    /// the plugin does not qualify; the caller then asks the plugin for the copy, which
+    /// the CPU plugin hands to one of its worker threads (a thread hand-off of 5-30 us
+    /// per output on a small machine, most of a small program's call).
+    fn copy_from_host_memory(&self, data: &mut [u8]) -> Result<bool> {
+        let plugin = &self.client.plugin;
+        let (Ok(is_on_cpu), Ok(layout), Ok(ready), Ok(pointer)) = (
+            api_fn!(plugin, PJRT_Buffer_IsOnCpu),
+            api_fn!(plugin, PJRT_Buffer_GetMemoryLayout),
+            api_fn!(plugin, PJRT_Buffer_ReadyEvent),
+            api_fn!(plugin, PJRT_Buffer_UnsafePointer),
+        ) else {
+            return Ok(false);
+        };
+        let mut a = args!(PJRT_Buffer_IsOnCpu_Args { buffer: self.raw });
+        // SAFETY: valid args.
+        if plugin
+            .check("PJRT_Buffer_IsOnCpu", unsafe { is_on_cpu(&mut a) })
+            .is_err()
+            || !a.is_on_cpu
+        {
+            return Ok(false);
+        }
+        let mut a = args!(PJRT_Buffer_GetMemoryLayout_Args { buffer: self.raw });
+        // SAFETY: valid args; the layout's arrays are owned by the buffer and read
+        // before it can go away.
+        if plugin
+            .check("PJRT_Buffer_GetMemoryLayout", unsafe { layout(&mut a) })
+            .is_err()
+            || !is_dense_row_major(&a.layout, self.shape.len())
+        {
+            return Ok(false);
+        }
+        if self.on_device_size_in_bytes()? != data.len() {
+            return Ok(false);
+        }
+        let mut a = args!(PJRT_Buffer_ReadyEvent_Args { buffer: self.raw });
+        // SAFETY: valid args.
+        plugin.check("PJRT_Buffer_ReadyEvent", unsafe { ready(&mut a) })?;
+        plugin.await_event("PJRT_Buffer_ReadyEvent", a.event)?;
+        let mut a = args!(PJRT_Buffer_UnsafePointer_Args { buffer: self.raw });
+        // SAFETY: valid args.
+        plugin.check("PJRT_Buffer_UnsafePointer", unsafe { pointer(&mut a) })?;
+        if a.buffer_pointer == 0 {
+            return Ok(false);
+        }
+        // SAFETY: a CPU buffer's address is host memory of its on-device size (checked to
+        // be `data.len()`), defined (its ready event completed) and kept alive by `self`;
+        // nothing writes a defined buffer, and `data` is the caller's own memory.
+        let src = unsafe { std::slice::from_raw_parts(a.buffer_pointer as *const u8, data.len()) };
+        data.copy_from_slice(src);
+        Ok(true)
+    }
+}
+
+/// Whether a plugin's layout is dense row-major (no tiles, dimensions from the last as
+/// the most minor).
+fn is_dense_row_major(layout: &ffi::PJRT_Buffer_MemoryLayout, rank: usize) -> bool {
+    if layout.type_ != ffi::PJRT_Buffer_MemoryLayout_Type_Tiled {
+        return false;
+    }
+    let tiled = &layout.tiled;
+    if tiled.num_tiles != 0 || tiled.minor_to_major_size != rank {
+        return false;
+    }
+    if rank == 0 {
+        return true;
+    }
+    if tiled.minor_to_major.is_null() {
+        return false;
+    }
+    // SAFETY: the plugin's array of `minor_to_major_size` dimension numbers.
+    let m2m = unsafe { std::slice::from_raw_parts(tiled.minor_to_major, rank) };
+    m2m.iter()
+        .enumerate()
+        .all(|(i, &d)| d == (rank - 1 - i) as i64)
 }
 
 pub(super) fn check_host_data(dtype: DType, shape: &[i64], len: usize) -> Result<()> {

@@ -64,7 +64,6 @@ opaque!(
     PJRT_Buffer,
     PJRT_ExecuteContext,
     PJRT_Extension_Base,
-    PJRT_Buffer_MemoryLayout,
     PJRT_SerializedExecutable,
     PJRT_MultiSlice_Config,
     PJRT_TopologyDescription,
@@ -722,6 +721,72 @@ pub struct PJRT_Buffer_ToHostBuffer_Args {
 }
 struct_size!(PJRT_Buffer_ToHostBuffer_Args, event: *mut PJRT_Event);
 
+#[repr(C)]
+pub struct PJRT_Buffer_IsOnCpu_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub buffer: *mut PJRT_Buffer,
+    /// Out.
+    pub is_on_cpu: bool,
+}
+struct_size!(PJRT_Buffer_IsOnCpu_Args, is_on_cpu: bool);
+
+#[repr(C)]
+pub struct PJRT_Buffer_ReadyEvent_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub buffer: *mut PJRT_Buffer,
+    /// Out; must be destroyed by the caller.
+    pub event: *mut PJRT_Event,
+}
+struct_size!(PJRT_Buffer_ReadyEvent_Args, event: *mut PJRT_Event);
+
+#[repr(C)]
+pub struct PJRT_Buffer_UnsafePointer_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub buffer: *mut PJRT_Buffer,
+    /// Out: the address of the buffer's memory (host memory for a CPU buffer).
+    pub buffer_pointer: usize,
+}
+struct_size!(PJRT_Buffer_UnsafePointer_Args, buffer_pointer: usize);
+
+pub type PJRT_Buffer_MemoryLayout_Type = c_int;
+pub const PJRT_Buffer_MemoryLayout_Type_Tiled: PJRT_Buffer_MemoryLayout_Type = 0;
+
+/// `PJRT_Buffer_MemoryLayout_Tiled`, the union member tpuc reads (the strided member
+/// is no larger).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct PJRT_Buffer_MemoryLayout_Tiled {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    /// Physical dimensions from the most minor, as logical dimension numbers.
+    pub minor_to_major: *const i64,
+    pub minor_to_major_size: usize,
+    pub tile_dims: *const i64,
+    pub tile_dim_sizes: *const usize,
+    pub num_tiles: usize,
+}
+
+#[repr(C)]
+pub struct PJRT_Buffer_MemoryLayout {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub tiled: PJRT_Buffer_MemoryLayout_Tiled,
+    pub type_: PJRT_Buffer_MemoryLayout_Type,
+}
+
+#[repr(C)]
+pub struct PJRT_Buffer_GetMemoryLayout_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub buffer: *mut PJRT_Buffer,
+    /// Out; its arrays are owned by the buffer.
+    pub layout: PJRT_Buffer_MemoryLayout,
+}
+struct_size!(PJRT_Buffer_GetMemoryLayout_Args, layout: PJRT_Buffer_MemoryLayout);
+
 // ------------------------------------ The API table -----------------------------------
 
 pub type PJRT_Error_Destroy = unsafe extern "C" fn(args: *mut PJRT_Error_Destroy_Args);
@@ -814,7 +879,7 @@ pub struct PJRT_Api {
     pub PJRT_Buffer_Dimensions: Option<PjrtFn<PJRT_Buffer_Dimensions_Args>>,
     pub PJRT_Buffer_UnpaddedDimensions: Unused,
     pub PJRT_Buffer_DynamicDimensionIndices: Unused,
-    pub PJRT_Buffer_GetMemoryLayout: Unused,
+    pub PJRT_Buffer_GetMemoryLayout: Option<PjrtFn<PJRT_Buffer_GetMemoryLayout_Args>>,
     pub PJRT_Buffer_OnDeviceSizeInBytes: Option<PjrtFn<PJRT_Buffer_OnDeviceSizeInBytes_Args>>,
     pub PJRT_Buffer_Device: Unused,
     pub PJRT_Buffer_Memory: Unused,
@@ -823,9 +888,9 @@ pub struct PJRT_Api {
     pub PJRT_Buffer_CopyToDevice: Unused,
     pub PJRT_Buffer_ToHostBuffer: Option<PjrtFn<PJRT_Buffer_ToHostBuffer_Args>>,
 
-    pub PJRT_Buffer_IsOnCpu: Unused,
-    pub PJRT_Buffer_ReadyEvent: Unused,
-    pub PJRT_Buffer_UnsafePointer: Unused,
+    pub PJRT_Buffer_IsOnCpu: Option<PjrtFn<PJRT_Buffer_IsOnCpu_Args>>,
+    pub PJRT_Buffer_ReadyEvent: Option<PjrtFn<PJRT_Buffer_ReadyEvent_Args>>,
+    pub PJRT_Buffer_UnsafePointer: Option<PjrtFn<PJRT_Buffer_UnsafePointer_Args>>,
     pub PJRT_Buffer_IncreaseExternalReferenceCount: Unused,
     pub PJRT_Buffer_DecreaseExternalReferenceCount: Unused,
     pub PJRT_Buffer_OpaqueDeviceMemoryDataPointer: Unused,
@@ -943,6 +1008,12 @@ mod tests {
         assert_eq!(PJRT_Buffer_OnDeviceSizeInBytes_Args::STRUCT_SIZE, 32);
         assert_eq!(PJRT_Buffer_IsDeleted_Args::STRUCT_SIZE, 25);
         assert_eq!(PJRT_Buffer_ToHostBuffer_Args::STRUCT_SIZE, 56);
+        assert_eq!(PJRT_Buffer_IsOnCpu_Args::STRUCT_SIZE, 25);
+        assert_eq!(PJRT_Buffer_ReadyEvent_Args::STRUCT_SIZE, 32);
+        assert_eq!(PJRT_Buffer_UnsafePointer_Args::STRUCT_SIZE, 32);
+        // Layout: 16 bytes of header, the 56-byte tiled member, the type (4 bytes).
+        assert_eq!(offset_of!(PJRT_Buffer_MemoryLayout, type_), 72);
+        assert_eq!(PJRT_Buffer_GetMemoryLayout_Args::STRUCT_SIZE, 24 + 80);
         // Header 0.110.
         assert_eq!(
             PJRT_Executable_SizeOfGeneratedCodeInBytes_Args::STRUCT_SIZE,
@@ -1015,7 +1086,10 @@ mod tests {
             slot(offset_of!(PJRT_Api, PJRT_Buffer_OnDeviceSizeInBytes)),
             64
         );
+        assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Buffer_GetMemoryLayout)), 63);
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Buffer_ToHostBuffer)), 70);
+        assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Buffer_IsOnCpu)), 71);
+        assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Buffer_UnsafePointer)), 73);
         assert_eq!(
             slot(offset_of!(PJRT_Api, PJRT_TopologyDescription_Create)),
             82
