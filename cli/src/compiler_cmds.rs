@@ -229,61 +229,13 @@ impl TrainFlags {
 /// The mesh, strategies and format of `tpuc compile`'s sharding flags (a rules file
 /// may name the mesh and strategies itself, as `tpuc plan --write-rules` writes it).
 fn sharding_request(args: &CompileArgs) -> Result<Option<tpuc_compiler::ShardingRequest>, String> {
-    use tpuc_runtime::manifest::ShardingFormat;
-    let file = match &args.sharding_rules {
-        None => tpuc_compiler::sharding::RulesFile::default(),
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("--sharding-rules: cannot read `{}`: {e}", path.display()))?;
-            tpuc_compiler::sharding::parse_rules(&text, &path.display().to_string())
-                .map_err(|e| e.to_string())?
-        }
-    };
-    let flag_mesh = match &args.mesh {
-        Some(m) => {
-            Some(tpuc_runtime::sharding::Mesh::parse(m).map_err(|e| format!("--mesh: {e}"))?)
-        }
-        None => None,
-    };
-    let mesh = match (flag_mesh, file.mesh) {
-        (Some(flag), Some(from_file)) if flag != from_file => {
-            return Err(format!(
-                "--mesh {flag} differs from the mesh `{from_file}` of the --sharding-rules file; give one"
-            ))
-        }
-        (Some(m), _) | (None, Some(m)) => m,
-        (None, None) => {
-            if !args.shard.is_empty() || args.sharding_rules.is_some() {
-                return Err("--shard and --sharding-rules need --mesh (for example `--mesh dp=2 --shard data-parallel`)".into());
-            }
-            return Ok(None);
-        }
-    };
-    if args.shard.is_empty() && args.sharding_rules.is_none() {
-        return Err(
-            "--mesh needs --shard or --sharding-rules (for example `--shard data-parallel`)".into(),
-        );
+    tpuc_compiler::ShardingSettings {
+        mesh: args.mesh.clone(),
+        shard: args.shard.clone(),
+        sharding_rules: args.sharding_rules.clone(),
+        sharding_format: Some(args.sharding_format.clone()),
     }
-    let mut presets = args
-        .shard
-        .iter()
-        .map(|s| tpuc_compiler::ShardPreset::parse(s.trim()))
-        .collect::<Result<Vec<_>, _>>()?;
-    for p in file.presets {
-        if !presets.contains(&p) {
-            presets.push(p);
-        }
-    }
-    let format = match args.sharding_format.as_str() {
-        "gspmd" => ShardingFormat::Gspmd,
-        _ => ShardingFormat::Shardy,
-    };
-    Ok(Some(tpuc_compiler::ShardingRequest {
-        mesh,
-        presets,
-        rules: file.rules,
-        format,
-    }))
+    .resolve("--")
 }
 
 /// Seconds the TPU compile step took (libtpu's part of `--timing`).

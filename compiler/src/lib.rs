@@ -39,7 +39,7 @@ pub use error::{CompileError, NeuronDiagnostic, UnsupportedOp};
 pub use frontend::FrontendError;
 pub use options::{
     CompileOptions, CompileReport, FinishFn, IrFn, MissingWeights, Progress, ProgressFn,
-    ShardPreset, ShardingRequest, StageTime,
+    ShardPreset, ShardingRequest, ShardingSettings, StageTime,
 };
 pub use printer::{
     print_module, print_module_with_locations, print_program, program_with_node_locations,

@@ -106,6 +106,120 @@ pub struct ShardingRequest {
     pub format: tpuc_artifact::manifest::ShardingFormat,
 }
 
+/// How a caller spells the option `flag` (written as the CLI's flag, `weight-decay`):
+/// `--weight-decay` with prefix `--`, else the prefix and a keyword (`weight_decay`, as
+/// the Python package takes it). For messages of checks the CLI and the package share.
+pub fn option_name(prefix: &str, flag: &str) -> String {
+    if prefix == "--" {
+        format!("--{flag}")
+    } else {
+        format!("{prefix}{}", flag.replace('-', "_"))
+    }
+}
+
+/// The sharding options as `tpuc compile`'s flags or the Python package's keywords give
+/// them, before they are checked together ([`ShardingSettings::resolve`]).
+#[derive(Debug, Clone, Default)]
+pub struct ShardingSettings {
+    pub mesh: Option<String>,
+    pub shard: Vec<String>,
+    /// A rules file (`tpuc plan --write-rules` writes them); it may name the mesh and
+    /// strategies itself.
+    pub sharding_rules: Option<PathBuf>,
+    /// `shardy` (the default) or `gspmd`.
+    pub sharding_format: Option<String>,
+}
+
+impl ShardingSettings {
+    /// The request these settings make (None: no sharding). `prefix` is how the caller
+    /// spells its options in messages (see [`option_name`]).
+    pub fn resolve(&self, prefix: &str) -> Result<Option<ShardingRequest>, String> {
+        use tpuc_artifact::manifest::ShardingFormat;
+        let name = |flag: &str| option_name(prefix, flag);
+        let example = if prefix == "--" {
+            "`--mesh dp=2 --shard data-parallel`"
+        } else {
+            "`mesh=\"dp=2\", shard=\"data-parallel\"`"
+        };
+        let file = match &self.sharding_rules {
+            None => sharding::RulesFile::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    format!(
+                        "{}: cannot read `{}`: {e}",
+                        name("sharding-rules"),
+                        path.display()
+                    )
+                })?;
+                sharding::parse_rules(&text, &path.display().to_string())
+                    .map_err(|e| e.to_string())?
+            }
+        };
+        let given_mesh = match &self.mesh {
+            Some(m) => Some(
+                tpuc_artifact::sharding::Mesh::parse(m)
+                    .map_err(|e| format!("{}: {e}", name("mesh")))?,
+            ),
+            None => None,
+        };
+        let mesh = match (given_mesh, file.mesh) {
+            (Some(given), Some(from_file)) if given != from_file => {
+                return Err(format!(
+                    "{} {given} differs from the mesh `{from_file}` of the {} file; give one",
+                    name("mesh"),
+                    name("sharding-rules")
+                ))
+            }
+            (Some(m), _) | (None, Some(m)) => m,
+            (None, None) => {
+                if !self.shard.is_empty() || self.sharding_rules.is_some() {
+                    return Err(format!(
+                        "{} and {} need {} (for example {example})",
+                        name("shard"),
+                        name("sharding-rules"),
+                        name("mesh")
+                    ));
+                }
+                return Ok(None);
+            }
+        };
+        if self.shard.is_empty() && self.sharding_rules.is_none() {
+            return Err(format!(
+                "{} needs {} or {} (for example {example})",
+                name("mesh"),
+                name("shard"),
+                name("sharding-rules")
+            ));
+        }
+        let mut presets = self
+            .shard
+            .iter()
+            .map(|s| ShardPreset::parse(s.trim()).map_err(|e| format!("{}: {e}", name("shard"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        for p in file.presets {
+            if !presets.contains(&p) {
+                presets.push(p);
+            }
+        }
+        let format = match self.sharding_format.as_deref() {
+            None | Some("shardy") => ShardingFormat::Shardy,
+            Some("gspmd") => ShardingFormat::Gspmd,
+            Some(other) => {
+                return Err(format!(
+                    "{}: `{other}` is not shardy or gspmd",
+                    name("sharding-format")
+                ))
+            }
+        };
+        Ok(Some(ShardingRequest {
+            mesh,
+            presets,
+            rules: file.rules,
+            format,
+        }))
+    }
+}
+
 /// A sharding strategy of `--shard`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShardPreset {
@@ -133,7 +247,7 @@ impl ShardPreset {
             "megatron" => Ok(ShardPreset::Megatron),
             "expert" => Ok(ShardPreset::Expert),
             other => Err(format!(
-                "unknown --shard strategy `{other}` (known: data-parallel, fsdp, megatron, expert)"
+                "unknown sharding strategy `{other}` (known: data-parallel, fsdp, megatron, expert)"
             )),
         }
     }

@@ -58,13 +58,7 @@ impl TrainSettings {
     /// Python keywords, with `_` for `-` there).
     pub fn resolve(&self, prefix: &str) -> Result<Option<TrainOptions>, String> {
         use tpuc_artifact::training::{OptimizerKind, Schedule};
-        let name = |flag: &str| {
-            if prefix == "--" {
-                format!("--{flag}")
-            } else {
-                format!("{prefix}{}", flag.replace('-', "_"))
-            }
-        };
+        let name = |flag: &str| crate::options::option_name(prefix, flag);
         let given: Vec<&str> = [
             ("optimizer", self.optimizer.is_some()),
             ("lr", self.lr.is_some()),

@@ -140,41 +140,14 @@ fn compile_options(
             .ok_or_else(|| option_error(format!("auto_cast: `{a}` is not none, bf16 or fp16")))?;
     }
     o.neuron.narrow_int64 = !keep_int64;
-    let mesh = get::<String>(options, "mesh")?;
-    let shard = get::<Vec<String>>(options, "shard")?.unwrap_or_default();
-    match (mesh, shard.is_empty()) {
-        (None, true) => {}
-        (None, false) => return Err(option_error("shard needs mesh (for example mesh=\"dp=2\")")),
-        (Some(_), true) => {
-            return Err(option_error(
-                "mesh needs shard (for example shard=[\"data-parallel\"])",
-            ))
-        }
-        (Some(m), false) => {
-            let mesh = tpuc_runtime::sharding::Mesh::parse(&m)
-                .map_err(|e| option_error(format!("mesh: {e}")))?;
-            let presets = shard
-                .iter()
-                .map(|s| tpuc_compiler::ShardPreset::parse(s))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| option_error(format!("shard: {e}")))?;
-            let format = match get::<String>(options, "sharding_format")?.as_deref() {
-                None | Some("shardy") => tpuc_runtime::manifest::ShardingFormat::Shardy,
-                Some("gspmd") => tpuc_runtime::manifest::ShardingFormat::Gspmd,
-                Some(other) => {
-                    return Err(option_error(format!(
-                        "sharding_format: `{other}` is not shardy or gspmd"
-                    )))
-                }
-            };
-            o.sharding = Some(tpuc_compiler::ShardingRequest {
-                mesh,
-                presets,
-                rules: Vec::new(),
-                format,
-            });
-        }
+    o.sharding = tpuc_compiler::ShardingSettings {
+        mesh: get(options, "mesh")?,
+        shard: get::<Vec<String>>(options, "shard")?.unwrap_or_default(),
+        sharding_rules: get(options, "sharding_rules")?,
+        sharding_format: get(options, "sharding_format")?,
     }
+    .resolve("")
+    .map_err(option_error)?;
     for s in get::<Vec<String>>(options, "specialize")?.unwrap_or_default() {
         o.specialize.push(
             tpuc_runtime::symbolic::parse_bindings(&s)
@@ -182,6 +155,9 @@ fn compile_options(
         );
     }
     o.debug_outputs = get::<bool>(options, "debug_outputs")?.unwrap_or(false);
+    if get::<bool>(options, "weights_as_inputs")?.unwrap_or(false) {
+        o.missing_weights = tpuc_compiler::MissingWeights::AsInputs;
+    }
     let betas = get::<(f64, f64)>(options, "betas")?;
     o.training = tpuc_compiler::training::TrainSettings {
         train: get::<bool>(options, "train")?.unwrap_or(false),

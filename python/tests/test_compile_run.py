@@ -164,3 +164,26 @@ def test_tpu_report_without_a_tpu():
     figures = report["tpu_executables"][0]["report"]
     assert report["tpu_executables"][0]["topology"] == "v5e:2x2"
     assert figures["peak_bytes"] > 0 and figures["flops"] > 0 and figures["argument_bytes"] > 0
+
+
+def test_sharded_over_two_cpu_devices(tmp_path):
+    # mesh and shard, or a rules file naming them (as `tpuc plan --write-rules` writes
+    # it): one SPMD program over the 2 CPU devices `load` asks for, eager's numbers.
+    model = MLP().eval()
+    x = torch.randn(4, 16)
+    want = model(x).detach()
+    program = tpuc.load(tpuc.compile(model, (x,), mesh="dp=2", shard="data-parallel"))
+    torch.testing.assert_close(program(x), want, rtol=1e-5, atol=1e-6)
+
+    rules = tmp_path / "rules.txt"
+    rules.write_text("mesh: fsdp=2\nshard: fsdp\nfc2.weight [-, fsdp]\n")
+    artifact = tpuc.compile(model, (x,), sharding_rules=rules)
+    args = {a["name"]: a for a in artifact.manifest["arguments"]}
+    assert artifact.manifest["partitioning"]["mesh"]
+    assert any(a.get("sharding") for a in args.values())
+    torch.testing.assert_close(tpuc.load(artifact)(x), want, rtol=1e-5, atol=1e-6)
+
+    with pytest.raises(tpuc.OptionError, match="shard and sharding_rules need mesh"):
+        tpuc.compile(model, (x,), shard="fsdp")
+    with pytest.raises(tpuc.OptionError, match="mesh fsdp=4 differs from the mesh"):
+        tpuc.compile(model, (x,), mesh="fsdp=4", sharding_rules=rules)

@@ -53,12 +53,14 @@ _OPTIONS = {
     "libtpu": (str, os.PathLike),
     "mesh": str,
     "shard": (str, list, tuple),
+    "sharding_rules": (str, os.PathLike),
     "sharding_format": str,
     "matmul_precision": str,
     "auto_cast": str,
     "keep_int64": bool,
     "specialize": (str, list, tuple),
     "debug_outputs": bool,
+    "weights_as_inputs": bool,
     "train": bool,
     "optimizer": str,
     "lr": (int, float),
@@ -207,10 +209,13 @@ def compile(model, args=(), kwargs=None, *, dynamic_shapes=None, output=None, **
         opt_level (0, 1, 2; default 2), target ("tpu", "trn1", "trn2", "trn3", "inf2"),
         matmul_precision ("highest", "high", "default"), auto_cast ("bf16", "fp16":
         Neuron), keep_int64 (Neuron), mesh ("dp=2,tp=2") and shard (["data-parallel",
-        "fsdp", "megatron", "expert"]) with sharding_format ("shardy", "gspmd"),
-        topology ("v5e:2x2" or a list: TPU executables compiled by libtpu, no TPU
-        needed; see Artifact.report()), libtpu (its path), specialize ("s77=8": sizes of a
-        dynamic program), debug_outputs.
+        "fsdp", "megatron", "expert"]) and/or sharding_rules (the path of a rules file,
+        as `tpuc plan --write-rules` writes it; it may name the mesh and strategies)
+        with sharding_format ("shardy", "gspmd"), topology ("v5e:2x2" or a list: TPU
+        executables compiled by libtpu, no TPU needed; see Artifact.report()), libtpu
+        (its path), specialize ("s77=8": sizes of a dynamic program), debug_outputs,
+        weights_as_inputs (a model.json without weights: its parameters become inputs
+        instead of zeros).
     Training (train=True): optimizer ("adamw", "adam", "sgd"), lr, betas, eps,
         weight_decay, momentum, dampening, nesterov, clip_grad_norm, schedule
         ("constant", "warmup-cosine", "warmup-linear") with warmup_steps, total_steps,

@@ -181,7 +181,7 @@ fn data_parallel_corpus_models_match_pytorch_on_two_devices() {
         ),
         (
             vec!["--mesh", "dp=2", "--shard", "sideways"],
-            "unknown --shard strategy",
+            "--shard: unknown sharding strategy",
         ),
         (
             vec!["--mesh", "dp=2,dp=2", "--shard", "data-parallel"],
