@@ -147,6 +147,11 @@ def test_a_missing_plugin_is_an_exception_not_an_abort():
         tpuc.load(artifact, plugin="/nonexistent/plugin.so")
     with pytest.raises(RuntimeError):  # also Python's own
         tpuc.load(artifact, plugin="/nonexistent/plugin.so")
+    # A shared library that is not a PJRT plugin (numpy's own extension module).
+    import numpy._core._multiarray_umath as not_a_plugin
+
+    with pytest.raises(tpuc.RuntimeError, match="GetPjrtApi"):
+        tpuc.load(artifact, plugin=not_a_plugin.__file__)
 
 
 def test_ctrl_c_during_a_compile_leaves_no_artifact(tmp_path):
