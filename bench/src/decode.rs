@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use tpuc_runtime::{Client, DType, HostTensor, Session};
 
-use crate::{BoxError, Stats};
+use crate::{peer_cells, BoxError, Stats};
 
 struct Row {
     model: String,
@@ -215,30 +215,12 @@ pub fn run(
     ));
     md.push_str("| model | tpuc median µs/token | PyTorch eager median µs/token | eager / tpuc | torchax median µs/token | **torchax / tpuc** | bytes moved per tpuc step |\n|---|---:|---:|---:|---:|---:|---:|\n");
     for r in &rows {
-        let (tx, tx_ratio) = match &r.torchax {
-            Ok(t) => (
-                format!(
-                    "{:.1} (p10 {:.1}, p90 {:.1})",
-                    t.median / 1e3,
-                    t.p10 / 1e3,
-                    t.p90 / 1e3
-                ),
-                format!("{:.2}×", t.median / r.tpuc.median),
-            ),
-            Err(e) => (
-                format!("failed: {}", e.replace('|', "\\|")),
-                "–".to_string(),
-            ),
-        };
+        let (tx, tx_ratio) = peer_cells(&r.torchax, &r.tpuc);
         md.push_str(&format!(
-            "| {} | {:.1} (p10 {:.1}, p90 {:.1}) | {:.1} (p10 {:.1}, p90 {:.1}) | {:.2}× | {tx} | {tx_ratio} | {:.0} |\n",
+            "| {} | {} | {} | {:.2}× | {tx} | {tx_ratio} | {:.0} |\n",
             r.model,
-            r.tpuc.median / 1e3,
-            r.tpuc.p10 / 1e3,
-            r.tpuc.p90 / 1e3,
-            r.eager.median / 1e3,
-            r.eager.p10 / 1e3,
-            r.eager.p90 / 1e3,
+            r.tpuc.spread_us(),
+            r.eager.spread_us(),
             r.eager.median / r.tpuc.median,
             r.bytes_per_step
         ));

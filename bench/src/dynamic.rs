@@ -154,7 +154,7 @@ pub fn run(
     for r in &rows {
         let (d, f) = (Stats::of(&r.dynamic.times), Stats::of(&r.fixed.times));
         md.push_str(&format!(
-            "| {} | {} | {} | {} / {} | {} / {} | {:.1} (p10 {:.1}, p90 {:.1}) | {:.1} (p10 {:.1}, p90 {:.1}) | {:.2}× |\n",
+            "| {} | {} | {} | {} / {} | {} / {} | {} | {} | {:.2}× |\n",
             r.program,
             r.form,
             r.sizes,
@@ -162,12 +162,8 @@ pub fn run(
             r.dynamic.ops,
             r.fixed.xla_instructions,
             r.dynamic.xla_instructions,
-            f.median / 1e3,
-            f.p10 / 1e3,
-            f.p90 / 1e3,
-            d.median / 1e3,
-            d.p10 / 1e3,
-            d.p90 / 1e3,
+            f.spread_us(),
+            d.spread_us(),
             d.median / f.median
         ));
     }

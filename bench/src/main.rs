@@ -176,6 +176,28 @@ impl Stats {
             p90: at(0.90),
         }
     }
+
+    /// A table cell of nanosecond samples: `median (p10 .., p90 ..)` in µs.
+    fn spread_us(&self) -> String {
+        format!(
+            "{:.1} (p10 {:.1}, p90 {:.1})",
+            self.median / 1e3,
+            self.p10 / 1e3,
+            self.p90 / 1e3
+        )
+    }
+}
+
+/// A peer's two cells beside tpuc's: its spread and `peer / tpuc` of the medians, or
+/// why it has none.
+fn peer_cells(peer: &Result<Stats, String>, tpuc: &Stats) -> (String, String) {
+    match peer {
+        Ok(t) => (t.spread_us(), format!("{:.2}×", t.median / tpuc.median)),
+        Err(e) => (
+            format!("failed: {}", e.replace('|', "\\|")),
+            "–".to_string(),
+        ),
+    }
 }
 
 fn us(ns: f64) -> String {
@@ -1164,6 +1186,10 @@ mod tests {
         assert_eq!((s.n, s.min, s.median), (5, 1.0, 3.0));
         let s = Stats::of(&(1..=10).collect::<Vec<u64>>());
         assert_eq!((s.median, s.p10, s.p90), (5.5, 1.0, 9.0));
+        let us = Stats::of(&[1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000]);
+        assert_eq!(us.spread_us(), "5.5 (p10 1.0, p90 9.0)");
+        assert_eq!(peer_cells(&Ok(us), &us).1, "1.00×");
+        assert_eq!(peer_cells(&Err("a|b".into()), &us).0, "failed: a\\|b");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::process::Command;
 use tpuc_runtime::training::Trainer;
 use tpuc_runtime::{Client, HostTensor, Session};
 
-use crate::{BoxError, Stats};
+use crate::{peer_cells, BoxError, Stats};
 
 const MODELS: [&str; 3] = ["mlp", "cnn", "decoder_lm"];
 
@@ -201,30 +201,12 @@ pub fn run(
     ));
     md.push_str("| model | tpuc median µs/step | PyTorch eager median µs/step | eager / tpuc | JAX median µs/step | **JAX / tpuc** | bytes moved per tpuc step |\n|---|---:|---:|---:|---:|---:|---:|\n");
     for r in &rows {
-        let (jx, ratio) = match &r.jax {
-            Ok(t) => (
-                format!(
-                    "{:.1} (p10 {:.1}, p90 {:.1})",
-                    t.median / 1e3,
-                    t.p10 / 1e3,
-                    t.p90 / 1e3
-                ),
-                format!("{:.2}×", t.median / r.tpuc.median),
-            ),
-            Err(e) => (
-                format!("failed: {}", e.replace('|', "\\|")),
-                "–".to_string(),
-            ),
-        };
+        let (jx, ratio) = peer_cells(&r.jax, &r.tpuc);
         md.push_str(&format!(
-            "| {} | {:.1} (p10 {:.1}, p90 {:.1}) | {:.1} (p10 {:.1}, p90 {:.1}) | {:.2}× | {jx} | {ratio} | {:.0} |\n",
+            "| {} | {} | {} | {:.2}× | {jx} | {ratio} | {:.0} |\n",
             r.model,
-            r.tpuc.median / 1e3,
-            r.tpuc.p10 / 1e3,
-            r.tpuc.p90 / 1e3,
-            r.eager.median / 1e3,
-            r.eager.p10 / 1e3,
-            r.eager.p90 / 1e3,
+            r.tpuc.spread_us(),
+            r.eager.spread_us(),
             r.eager.median / r.tpuc.median,
             r.bytes_per_step
         ));
