@@ -125,6 +125,15 @@ pub struct Hyperparameters {
     pub schedule: Schedule,
 }
 
+/// `B1,B2` (`0.9,0.95`), as `--betas` and the optimizer pass's `betas=` write them.
+pub fn parse_betas(text: &str) -> Option<(f64, f64)> {
+    let parsed: Option<Vec<f64>> = text.split(',').map(|x| x.trim().parse().ok()).collect();
+    match parsed.as_deref() {
+        Some([b1, b2]) => Some((*b1, *b2)),
+        _ => None,
+    }
+}
+
 impl Hyperparameters {
     /// `torch.optim`'s defaults for `optimizer`.
     pub fn defaults(optimizer: OptimizerKind) -> Hyperparameters {

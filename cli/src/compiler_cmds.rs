@@ -192,18 +192,9 @@ impl TrainFlags {
     fn options(&self) -> Result<Option<tpuc_compiler::training::TrainOptions>, String> {
         let betas = match &self.betas {
             None => None,
-            Some(b) => {
-                let parsed: Option<Vec<f64>> =
-                    b.split(',').map(|x| x.trim().parse().ok()).collect();
-                match parsed.as_deref() {
-                    Some([b1, b2]) => Some((*b1, *b2)),
-                    _ => {
-                        return Err(format!(
-                            "--betas: `{b}` is not `BETA1,BETA2` (for example 0.9,0.95)"
-                        ))
-                    }
-                }
-            }
+            Some(b) => Some(tpuc_runtime::training::parse_betas(b).ok_or_else(|| {
+                format!("--betas: `{b}` is not `BETA1,BETA2` (for example 0.9,0.95)")
+            })?),
         };
         tpuc_compiler::training::TrainSettings {
             train: self.train,

@@ -88,11 +88,8 @@ impl Optimizer {
         let mut h = Hyperparameters::defaults(kind);
         h.lr = number(spec, "lr", h.lr)?;
         if let Some(b) = spec.option("betas") {
-            let parsed: Option<Vec<f64>> = b.split(',').map(|x| x.trim().parse().ok()).collect();
-            match parsed.as_deref() {
-                Some([b1, b2]) => h.betas = (*b1, *b2),
-                _ => return Err(bad(format!("betas: `{b}` is not `B1,B2`"))),
-            }
+            h.betas = tpuc_artifact::training::parse_betas(b)
+                .ok_or_else(|| bad(format!("betas: `{b}` is not `B1,B2`")))?;
         }
         h.eps = number(spec, "eps", h.eps)?;
         h.weight_decay = number(spec, "weight-decay", h.weight_decay)?;
