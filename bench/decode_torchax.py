@@ -24,18 +24,15 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from side_by_side import missing_ops_as_placeholders  # noqa: E402
+from side_by_side import decomposed_for_torchax, import_torchax  # noqa: E402
 
 
 def step_function(torch, torchax, jax, pt2):
     """(jitted step(state, ids, pos) -> (state, logits), initial state as jax arrays)."""
     from torch.export.graph_signature import InputKind, OutputKind
 
-    ep = torch.export.load(pt2)
-    ep = ep.run_decompositions().run_decompositions(torchax.decompositions.DECOMPOSITIONS)
+    ep, values = decomposed_for_torchax(torchax, torch.export.load(pt2))
     sig = ep.graph_signature
-    values = dict(ep.state_dict)
-    values.update(getattr(ep, "constants", {}) or {})
     # Bound in input_specs order (the graph's placeholder order), not torchax's
     # parameters-then-buffers order, which differs for some programs.
     state_names = [s.target for s in sig.input_specs if s.kind != InputKind.USER_INPUT]
@@ -83,12 +80,7 @@ def main():
     rounds = int(sys.argv[1])
     import torch
 
-    with missing_ops_as_placeholders():
-        import torchax
-        import torchax.decompositions
-        import torchax.export
-
-        torchax.default_env()  # registers torchax's op table
+    torchax = import_torchax()
     import jax
 
     jax.config.update("jax_enable_x64", True)

@@ -46,6 +46,27 @@ import traceback
 import numpy as np
 
 
+def import_torchax():
+    """torchax, imported with its op table registered (ATen names this torch lacks as
+    placeholders, see below)."""
+    with missing_ops_as_placeholders():
+        import torchax
+        import torchax.decompositions
+        import torchax.export
+
+        torchax.default_env()
+    return torchax
+
+
+def decomposed_for_torchax(torchax, ep):
+    """`ep` as torchax traces it (the same two decompositions it runs), and the values
+    of its parameters, buffers and constants by target."""
+    decomposed = ep.run_decompositions().run_decompositions(torchax.decompositions.DECOMPOSITIONS)
+    values = dict(decomposed.state_dict)
+    values.update(getattr(decomposed, "constants", {}) or {})
+    return decomposed, values
+
+
 @contextlib.contextmanager
 def missing_ops_as_placeholders():
     """torchax 0.0.13 names ATen overloads that torch 2.15 no longer has
@@ -209,10 +230,8 @@ def torchax_export(torch, torchax, pt2):
     text = exported.mlir_module()
     seconds = time.perf_counter() - start
 
-    # The program torchax traced: the same two decompositions it runs.
-    decomposed = ep.run_decompositions().run_decompositions(torchax.decompositions.DECOMPOSITIONS)
-    state = dict(decomposed.state_dict)
-    state.update(getattr(decomposed, "constants", {}) or {})
+    # The program torchax traced.
+    decomposed, state = decomposed_for_torchax(torchax, ep)
     weights = []
     for spec in decomposed.graph_signature.input_specs:
         if spec.kind == InputKind.USER_INPUT:
@@ -343,13 +362,9 @@ def bench_model(m, cpu, device, spec, torch, torchax, jax, xla_client):
 
 def main():
     spec = json.load(open(sys.argv[1]))
-    with missing_ops_as_placeholders():
-        import torch
-        import torchax
-        import torchax.decompositions
-        import torchax.export
+    import torch
 
-        torchax.default_env()
+    torchax = import_torchax()
     import jax
     import jaxlib
     from jax.extend import backend

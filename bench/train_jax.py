@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from side_by_side import missing_ops_as_placeholders  # noqa: E402
+from side_by_side import decomposed_for_torchax, import_torchax  # noqa: E402
 from train_eager import ROOT, training_module  # noqa: E402
 
 
@@ -35,10 +35,8 @@ def step_function(torch, torchax, jax, optax, tg, name, data):
     jnp = jax.numpy
     model = tg.build(name).train()
     ep = torch.export.export(model, (), {n: torch.from_numpy(v[0]) for n, v in data.items()}, strict=False)
-    ep = ep.run_decompositions().run_decompositions(torchax.decompositions.DECOMPOSITIONS)
+    ep, values = decomposed_for_torchax(torchax, ep)
     sig = ep.graph_signature
-    values = dict(ep.state_dict)
-    values.update(getattr(ep, "constants", {}) or {})
     specs = sig.input_specs
     params = [i for i, s in enumerate(specs) if s.kind == InputKind.PARAMETER]
     others = [
@@ -97,12 +95,7 @@ def main():
     rounds = int(sys.argv[1])
     import torch
 
-    with missing_ops_as_placeholders():
-        import torchax
-        import torchax.decompositions
-        import torchax.export
-
-        torchax.default_env()  # registers torchax's op table
+    torchax = import_torchax()
     import jax
     import optax
 
