@@ -587,6 +587,7 @@ pub fn write(
         // files and manifest entries before anything is moved into place.
         let mut manifest = manifest;
         if let Some(finish) = &options.finish {
+            options.check_cancelled()?;
             finish(&tmp, &mut manifest, located_program.unwrap_or(program))
                 .map_err(CompileError::Target)?;
         }
@@ -606,15 +607,8 @@ pub fn write(
             dynamic: None,
         })
     })();
-    let cancelled = options
-        .cancel
-        .as_ref()
-        .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
-    let report = match result {
-        Ok(_) if cancelled => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(CompileError::Interrupted);
-        }
+    // A compile cancelled while its last stage ran is not published either.
+    let report = match result.and_then(|r| options.check_cancelled().map(|()| r)) {
         Ok(r) => r,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);

@@ -173,6 +173,7 @@ pub(crate) fn lower_program<'c>(
     for pass in passes::instantiate(&specs, &env)? {
         module = pass.run(ctx, module)?;
         watch.lap(pass.name());
+        options.check_cancelled()?;
         let wanted = options
             .print_ir_after
             .iter()
@@ -220,6 +221,7 @@ pub fn compile(
     options.report(Progress::Loading);
     let mut model = frontend::load(input)?;
     watch.lap("read");
+    options.check_cancelled()?;
     targets::check_request(options.target, &Request::of(&model, options))?;
     let debug_values = return_debug_values(&mut model, options)?;
     if model.dynamic.is_some() {

@@ -83,8 +83,9 @@ pub struct CompileOptions {
     /// one training step.
     pub training: Option<crate::training::TrainOptions>,
     /// Set by the caller to stop the compile (Ctrl-C in the Python package): the
-    /// artifact is then not moved into place, and the compile ends with
-    /// [`crate::CompileError::Interrupted`].
+    /// compile ends at the next stage boundary (see
+    /// [`CompileOptions::check_cancelled`]) with [`crate::CompileError::Interrupted`],
+    /// and the artifact is never moved into place.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
@@ -257,6 +258,18 @@ impl CompileOptions {
     pub(crate) fn report(&self, p: Progress) {
         if let Some(f) = &self.progress {
             f(p);
+        }
+    }
+
+    /// [`CompileError::Interrupted`] once [`CompileOptions::cancel`] is set: checked
+    /// between stages (after reading, after each pass, before a target's own compile),
+    /// so that a cancelled compile stops at the next one.
+    pub fn check_cancelled(&self) -> Result<(), crate::CompileError> {
+        match &self.cancel {
+            Some(c) if c.load(std::sync::atomic::Ordering::SeqCst) => {
+                Err(crate::CompileError::Interrupted)
+            }
+            _ => Ok(()),
         }
     }
 }

@@ -225,8 +225,9 @@ fn compile(
             Err(std::sync::mpsc::TryRecvError::Empty) => {
                 py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
                 if let Err(e) = py.check_signals() {
-                    // The worker, left to finish in the background, refuses to move its
-                    // artifact into place once cancelled: no artifact appears.
+                    // The worker stops at its next stage boundary (a pass, or before
+                    // libtpu's compile; a stage under way runs to its end) and never
+                    // moves a cancelled artifact into place: no artifact appears.
                     cancel.store(true, Ordering::SeqCst);
                     drop(worker);
                     return Err(e);

@@ -185,8 +185,8 @@ def test_ctrl_c_during_a_compile_leaves_no_artifact(tmp_path):
     finally:
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
-    # The compile thread finishes in the background, refuses to publish, and removes
-    # its temporary directory.
+    # The compile thread stops at its next stage, publishes nothing, and removes its
+    # temporary directory.
     deadline = time.monotonic() + 180
     while sorted(os.listdir(tmp_path)) != ["resnet50.pt2"] and time.monotonic() < deadline:
         assert not out.exists()

@@ -254,6 +254,50 @@ fn output_never_overwrites_inputs_or_foreign_files() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+#[test]
+fn a_cancelled_compile_stops_at_the_next_stage_and_publishes_nothing() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let out = temp_dir("cancel");
+    let model = model_path("mlp", "exported");
+    let artifact = out.join("m.tpuc");
+    tpuc_compiler::compile(&model, &artifact, &CompileOptions::default()).unwrap();
+    let before = std::fs::read(artifact.join("manifest.json")).unwrap();
+
+    // Cancelled as lowering begins (the Python package sets the flag on Ctrl-C): the
+    // compile ends after the next stage, not at its end, with no pass after it run.
+    let cancel = Arc::new(AtomicBool::new(false));
+    let passes_after = Arc::new(AtomicUsize::new(0));
+    let (flag, count) = (cancel.clone(), passes_after.clone());
+    let options = CompileOptions {
+        cancel: Some(cancel.clone()),
+        progress: Some(Arc::new(move |p| {
+            if matches!(p, tpuc_compiler::Progress::Lowering) {
+                flag.store(true, Ordering::SeqCst);
+            }
+        })),
+        print_ir_after: vec!["all".into()],
+        on_ir: Some(Arc::new(move |_, _| {
+            count.fetch_add(1, Ordering::SeqCst);
+        })),
+        ..CompileOptions::default()
+    };
+    let e = tpuc_compiler::compile(&model, &artifact, &options).unwrap_err();
+    assert!(matches!(e, CompileError::Interrupted), "{e}");
+    assert!(passes_after.load(Ordering::SeqCst) <= 1);
+    // The previous artifact is untouched and no temporary directory is left.
+    assert_eq!(
+        std::fs::read(artifact.join("manifest.json")).unwrap(),
+        before
+    );
+    let names: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("m.tpuc")]);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// A user lowering for a custom operator: `mylib.my_relu.default` as max(x, 0).
 fn lower_my_relu(
     op: &tpuc_compiler::passes::lower_aten_to_stablehlo::AtenOp,
