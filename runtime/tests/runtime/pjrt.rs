@@ -113,7 +113,10 @@ fn every_dtype_survives_a_device_round_trip() {
         let t = sample_of(dtype);
         let b = client.buffer_from_host(&t, 1).unwrap();
         assert_eq!(b.dtype().unwrap(), dtype);
+        // The CPU plugin's buffers are read from host memory directly; the plugin's own
+        // copy must give the same bytes.
         assert_eq!(b.to_host().unwrap(), t, "{dtype}");
+        assert_eq!(b.to_host_through_plugin().unwrap(), t, "{dtype}");
     }
     // From an unaligned slice (as from a mapped safetensors file).
     let t = sample_of(DType::F64);
