@@ -220,22 +220,22 @@ impl Buffer {
         }
         Ok(())
     }
-}
 
-impl Buffer {
     /// The direct path of [`Buffer::to_host_into`], for a buffer that lives in host memory
-    /// (the CPU plugin's), dense and row-major: waits until the buffer is defined, then
+    /// (the CPU plugin's), dense and row-major: pins it, waits until it is defined, then
     /// copies its memory into `data` on the calling thread. `Ok(false)` when the buffer or
     /// the plugin does not qualify; the caller then asks the plugin for the copy, which
     /// the CPU plugin hands to one of its worker threads (a thread hand-off of 5-30 us
     /// per output on a small machine, most of a small program's call).
     fn copy_from_host_memory(&self, data: &mut [u8]) -> Result<bool> {
         let plugin = &self.client.plugin;
-        let (Ok(is_on_cpu), Ok(layout), Ok(ready), Ok(pointer)) = (
+        let (Ok(is_on_cpu), Ok(layout), Ok(ready), Ok(pointer), Ok(pin), Ok(unpin)) = (
             api_fn!(plugin, PJRT_Buffer_IsOnCpu),
             api_fn!(plugin, PJRT_Buffer_GetMemoryLayout),
             api_fn!(plugin, PJRT_Buffer_ReadyEvent),
             api_fn!(plugin, PJRT_Buffer_UnsafePointer),
+            api_fn!(plugin, PJRT_Buffer_IncreaseExternalReferenceCount),
+            api_fn!(plugin, PJRT_Buffer_DecreaseExternalReferenceCount),
         ) else {
             return Ok(false);
         };
@@ -261,22 +261,45 @@ impl Buffer {
         if self.on_device_size_in_bytes()? != data.len() {
             return Ok(false);
         }
-        let mut a = args!(PJRT_Buffer_ReadyEvent_Args { buffer: self.raw });
+        // An external reference pins the memory until it is read: the plugin neither
+        // frees nor donates (hands to an execution to overwrite) a buffer that has one.
+        let mut a = args!(PJRT_Buffer_ExternalReference_Args { buffer: self.raw });
         // SAFETY: valid args.
-        plugin.check("PJRT_Buffer_ReadyEvent", unsafe { ready(&mut a) })?;
-        plugin.await_event("PJRT_Buffer_ReadyEvent", a.event)?;
-        let mut a = args!(PJRT_Buffer_UnsafePointer_Args { buffer: self.raw });
-        // SAFETY: valid args.
-        plugin.check("PJRT_Buffer_UnsafePointer", unsafe { pointer(&mut a) })?;
-        if a.buffer_pointer == 0 {
+        if plugin
+            .check("PJRT_Buffer_IncreaseExternalReferenceCount", unsafe {
+                pin(&mut a)
+            })
+            .is_err()
+        {
             return Ok(false);
         }
-        // SAFETY: a CPU buffer's address is host memory of its on-device size (checked to
-        // be `data.len()`), defined (its ready event completed) and kept alive by `self`;
-        // nothing writes a defined buffer, and `data` is the caller's own memory.
-        let src = unsafe { std::slice::from_raw_parts(a.buffer_pointer as *const u8, data.len()) };
-        data.copy_from_slice(src);
-        Ok(true)
+        let copied = (|| -> Result<bool> {
+            let mut a = args!(PJRT_Buffer_ReadyEvent_Args { buffer: self.raw });
+            // SAFETY: valid args.
+            plugin.check("PJRT_Buffer_ReadyEvent", unsafe { ready(&mut a) })?;
+            plugin.await_event("PJRT_Buffer_ReadyEvent", a.event)?;
+            let mut a = args!(PJRT_Buffer_UnsafePointer_Args { buffer: self.raw });
+            // SAFETY: valid args.
+            plugin.check("PJRT_Buffer_UnsafePointer", unsafe { pointer(&mut a) })?;
+            if a.buffer_pointer == 0 {
+                return Ok(false);
+            }
+            // SAFETY: a CPU buffer's address is host memory of its on-device size
+            // (checked to be `data.len()`), defined (its ready event completed) and
+            // pinned by the external reference; `data` is the caller's own memory.
+            let src =
+                unsafe { std::slice::from_raw_parts(a.buffer_pointer as *const u8, data.len()) };
+            data.copy_from_slice(src);
+            Ok(true)
+        })();
+        let mut a = args!(PJRT_Buffer_ExternalReference_Args { buffer: self.raw });
+        // SAFETY: valid args; releases the reference taken above.
+        let released = plugin.check("PJRT_Buffer_DecreaseExternalReferenceCount", unsafe {
+            unpin(&mut a)
+        });
+        let copied = copied?;
+        released?;
+        Ok(copied)
     }
 }
 

@@ -751,6 +751,16 @@ pub struct PJRT_Buffer_UnsafePointer_Args {
 }
 struct_size!(PJRT_Buffer_UnsafePointer_Args, buffer_pointer: usize);
 
+/// Args of `PJRT_Buffer_IncreaseExternalReferenceCount` and
+/// `PJRT_Buffer_DecreaseExternalReferenceCount` (the same fields).
+#[repr(C)]
+pub struct PJRT_Buffer_ExternalReference_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut PJRT_Extension_Base,
+    pub buffer: *mut PJRT_Buffer,
+}
+struct_size!(PJRT_Buffer_ExternalReference_Args, buffer: *mut PJRT_Buffer);
+
 pub type PJRT_Buffer_MemoryLayout_Type = c_int;
 pub const PJRT_Buffer_MemoryLayout_Type_Tiled: PJRT_Buffer_MemoryLayout_Type = 0;
 
@@ -891,8 +901,10 @@ pub struct PJRT_Api {
     pub PJRT_Buffer_IsOnCpu: Option<PjrtFn<PJRT_Buffer_IsOnCpu_Args>>,
     pub PJRT_Buffer_ReadyEvent: Option<PjrtFn<PJRT_Buffer_ReadyEvent_Args>>,
     pub PJRT_Buffer_UnsafePointer: Option<PjrtFn<PJRT_Buffer_UnsafePointer_Args>>,
-    pub PJRT_Buffer_IncreaseExternalReferenceCount: Unused,
-    pub PJRT_Buffer_DecreaseExternalReferenceCount: Unused,
+    pub PJRT_Buffer_IncreaseExternalReferenceCount:
+        Option<PjrtFn<PJRT_Buffer_ExternalReference_Args>>,
+    pub PJRT_Buffer_DecreaseExternalReferenceCount:
+        Option<PjrtFn<PJRT_Buffer_ExternalReference_Args>>,
     pub PJRT_Buffer_OpaqueDeviceMemoryDataPointer: Unused,
 
     pub PJRT_CopyToDeviceStream_Destroy: Unused,
@@ -1011,6 +1023,7 @@ mod tests {
         assert_eq!(PJRT_Buffer_IsOnCpu_Args::STRUCT_SIZE, 25);
         assert_eq!(PJRT_Buffer_ReadyEvent_Args::STRUCT_SIZE, 32);
         assert_eq!(PJRT_Buffer_UnsafePointer_Args::STRUCT_SIZE, 32);
+        assert_eq!(PJRT_Buffer_ExternalReference_Args::STRUCT_SIZE, 24);
         // Layout: 16 bytes of header, the 56-byte tiled member, the type (4 bytes).
         assert_eq!(offset_of!(PJRT_Buffer_MemoryLayout, type_), 72);
         assert_eq!(PJRT_Buffer_GetMemoryLayout_Args::STRUCT_SIZE, 24 + 80);
@@ -1090,6 +1103,13 @@ mod tests {
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Buffer_ToHostBuffer)), 70);
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Buffer_IsOnCpu)), 71);
         assert_eq!(slot(offset_of!(PJRT_Api, PJRT_Buffer_UnsafePointer)), 73);
+        assert_eq!(
+            slot(offset_of!(
+                PJRT_Api,
+                PJRT_Buffer_DecreaseExternalReferenceCount
+            )),
+            75
+        );
         assert_eq!(
             slot(offset_of!(PJRT_Api, PJRT_TopologyDescription_Create)),
             82
