@@ -309,13 +309,15 @@ struct NativeProgram {
 /// A view of caller memory: `(dtype, shape, address, bytes)`.
 type RawView = (String, Vec<i64>, usize, usize);
 
-/// A view as the runtime reads it.
-type View<'a> = (DType, &'a [i64], &'a [u8]);
-
-fn views(raw: &[RawView]) -> PyResult<Vec<View<'_>>> {
+/// The runtime's views of raw views.
+fn views(raw: &[RawView]) -> PyResult<Vec<HostView<'_>>> {
     raw.iter()
         .map(|(d, shape, address, bytes)| {
-            Ok((dtype(d)?, shape.as_slice(), raw_slice(*address, *bytes)))
+            Ok(HostView {
+                dtype: dtype(d)?,
+                shape,
+                data: raw_slice(*address, *bytes),
+            })
         })
         .collect()
 }
@@ -333,15 +335,8 @@ fn raw_slice<'a>(address: usize, bytes: usize) -> &'a [u8] {
 }
 
 /// Copies of views, for the runtime calls that take owned tensors.
-fn owned(views: &[View<'_>]) -> Vec<HostTensor> {
-    views
-        .iter()
-        .map(|(d, s, data)| HostTensor {
-            dtype: *d,
-            shape: s.to_vec(),
-            data: data.to_vec(),
-        })
-        .collect()
+fn owned(views: &[HostView<'_>]) -> Vec<HostTensor> {
+    views.iter().map(HostView::to_tensor).collect()
 }
 
 fn host_tuple<'py>(py: Python<'py>, t: &HostTensor) -> PyResult<Bound<'py, PyTuple>> {
@@ -361,19 +356,11 @@ impl NativeProgram {
     fn run_views(
         &self,
         py: Python<'_>,
-        views: &[View<'_>],
+        views: &[HostView<'_>],
         outputs: &[(usize, usize)],
     ) -> PyResult<()> {
         py.detach(|| {
             self.with(|l| {
-                let host: Vec<HostView> = views
-                    .iter()
-                    .map(|(d, s, data)| HostView {
-                        dtype: *d,
-                        shape: s,
-                        data,
-                    })
-                    .collect();
                 let mut dsts: Vec<&mut [u8]> = outputs
                     .iter()
                     .map(|&(address, bytes)| {
@@ -386,7 +373,7 @@ impl NativeProgram {
                         }
                     })
                     .collect();
-                l.session().run_into(&host, &mut dsts)
+                l.session().run_into(views, &mut dsts)
             })
         })
     }
@@ -522,15 +509,14 @@ impl NativeProgram {
         let Some(m) = marshal::marshal(py, &self.specs, args) else {
             return Ok(None);
         };
-        let views: Vec<View<'_>> = self
-            .specs
-            .inputs
-            .iter()
+        let views: Vec<HostView<'_>> = (self.specs.inputs.iter())
             .zip(&m.inputs)
-            .map(|((d, shape), &(address, bytes))| {
-                Ok((*d, shape.as_slice(), raw_slice(address, bytes)))
+            .map(|((d, shape), &(address, bytes))| HostView {
+                dtype: *d,
+                shape,
+                data: raw_slice(address, bytes),
             })
-            .collect::<PyResult<_>>()?;
+            .collect();
         let outputs: Vec<(usize, usize)> = m.outputs.iter().map(|(_, o)| *o).collect();
         self.run_views(py, &views, &outputs)?;
         let arrays = m.outputs.into_iter().map(|(a, _)| a).collect();
