@@ -161,7 +161,7 @@ zoo: setup testdata-venv
 testdata-venv:
 	@test -x $(TESTDATA_VENV)/bin/python || python3 -m venv $(TESTDATA_VENV)
 	@$(TESTDATA_VENV)/bin/python -c 'import torch, transformers' 2>/dev/null || \
-		$(TESTDATA_VENV)/bin/python -m pip install --quiet -r testdata/requirements.txt
+		$(TESTDATA_VENV)/bin/python -m pip install --quiet --no-cache-dir -r testdata/requirements.txt
 
 # The shape-polymorphic StableHLO of every testdata/dynamic program, refined for each
 # call's sizes by jaxlib (bench venv), run by its CPU client and compared with PyTorch.

@@ -33,7 +33,7 @@ fi
 if [[ -x "${venv}/bin/python" ]] &&
   "${venv}/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
   echo "setup_venv: adding ${JAX_SPEC} ${TORCH_SPEC} ${TORCHAX_SPEC} to ${venv}"
-  "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" "${EXTRA_SPECS[@]}" numpy
+  "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" "${EXTRA_SPECS[@]}" numpy
   exit 0
 fi
 
@@ -57,6 +57,7 @@ fi
 echo "setup_venv: creating ${venv} with ${python} and installing ${JAX_SPEC} ${TORCH_SPEC} ${TORCHAX_SPEC}"
 rm -rf "${venv}"
 mkdir -p "$(dirname "${venv}")"
+bash "$(dirname "${BASH_SOURCE[0]}")/../scripts/check_free_disk.sh" "${venv}" 8 "bench/setup_venv.sh (jax, torch with its CUDA wheels)"
 "${python}" -m venv "${venv}"
-"${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" "${EXTRA_SPECS[@]}" numpy
+"${venv}/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir "${JAX_SPEC}" "${TORCH_SPEC}" "${TORCHAX_SPEC}" "${EXTRA_SPECS[@]}" numpy
 echo "setup_venv: installed jax $("${venv}/bin/python" -c 'import jax; print(jax.__version__)')"

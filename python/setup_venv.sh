@@ -36,5 +36,7 @@ if [[ ! -x "${venv}/bin/python" ]]; then
   mkdir -p "$(dirname "${venv}")"
   "${python}" -m venv "${venv}"
 fi
+bash "${repo_root}/scripts/check_free_disk.sh" "${venv}" 8 "python/setup_venv.sh (torch with its CUDA wheels)"
 echo "python/setup_venv.sh: installing ${SPECS[*]} (torch is large: minutes the first time)"
-"${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${SPECS[@]}"
+# --no-cache-dir: pip's cache would keep a second copy of the multi-GiB torch wheels.
+"${venv}/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir "${SPECS[@]}"
