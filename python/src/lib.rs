@@ -202,28 +202,132 @@ fn compile_options(
     Ok(o)
 }
 
-/// compile(source, output, options) -> dict: compiles the exported program at
+/// `auto_shard=True`: the planner's settings for the first topology, with the child
+/// that measures a candidate being this interpreter running `tpuc._plan_measure`.
+fn plan_settings(
+    py: Python<'_>,
+    options: &Bound<'_, PyDict>,
+    compile: &CompileOptions,
+) -> PyResult<Option<tpuc_cli::plan::PlanSettings>> {
+    if !get::<bool>(options, "auto_shard")?.unwrap_or(false) {
+        return Ok(None);
+    }
+    let topologies = get::<Vec<String>>(options, "topology")?.unwrap_or_default();
+    let Some(topology) = topologies.first() else {
+        return Err(option_error(
+            "auto_shard plans for a TPU slice: give topology (for example topology=\"v5e:2x4\")",
+        ));
+    };
+    let python: String = py.import("sys")?.getattr("executable")?.extract()?;
+    if python.is_empty() {
+        return Err(error(
+            "RuntimeError",
+            "auto_shard measures each plan in a child Python process, and this interpreter has no sys.executable",
+        ));
+    }
+    let format = get::<String>(options, "sharding_format")?.unwrap_or_else(|| "shardy".into());
+    Ok(Some(tpuc_cli::plan::PlanSettings::for_topology(
+        topology,
+        get::<PathBuf>(options, "libtpu")?.as_deref(),
+        compile,
+        &format,
+        vec![python.into(), "-m".into(), "tpuc._plan_measure".into()],
+    )))
+}
+
+/// `auto_shard` with options it replaces: named before those options are read.
+fn check_auto_shard(options: &Bound<'_, PyDict>) -> PyResult<()> {
+    if !get::<bool>(options, "auto_shard")?.unwrap_or(false) {
+        return Ok(());
+    }
+    for key in ["mesh", "shard", "sharding_rules"] {
+        if get::<Bound<'_, PyAny>>(options, key)?.is_some() {
+            return Err(option_error(format!(
+                "auto_shard chooses the mesh and strategies itself: drop `{key}`"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Why the compile thread failed.
+enum Failed {
+    Compile(Ce),
+    /// The planner of `auto_shard` (its own message).
+    Plan(String),
+}
+
+/// What the compile thread produced: the report, and the plan `auto_shard` chose.
+type Compiled = (
+    tpuc_compiler::CompileReport,
+    Option<tpuc_cli::plan::AutoShard>,
+);
+
+/// compile(source, output, keywords) -> dict: compiles the exported program at
 /// `source` (.pt2 or model.json) into the artifact directory `output`. Ctrl-C raises
-/// KeyboardInterrupt and leaves no artifact.
+/// KeyboardInterrupt and leaves no artifact. With `auto_shard`, the planner first
+/// chooses the mesh and strategies; its progress lines go to the `tpuc` logger (INFO).
 #[pyfunction]
 fn compile(
     py: Python<'_>,
     source: PathBuf,
     output: PathBuf,
-    options: &Bound<'_, PyDict>,
+    keywords: &Bound<'_, PyDict>,
 ) -> PyResult<Py<PyDict>> {
+    check_auto_shard(keywords)?;
     let cancel = Arc::new(AtomicBool::new(false));
-    let options = compile_options(options, cancel.clone())?;
-    // The compile runs on its own thread; this one waits for it, checking for Ctrl-C.
+    let mut options = compile_options(keywords, cancel.clone())?;
+    let plan = plan_settings(py, keywords, &options)?;
+    let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+    // The compile runs on its own thread; this one waits for it, checking for Ctrl-C
+    // and passing the planner's lines on.
     let (tx, rx) = std::sync::mpsc::channel();
-    let worker = std::thread::spawn(move || {
-        let _ = tx.send(tpuc_compiler::compile(&source, &output, &options));
-    });
+    let worker = {
+        let lines = lines.clone();
+        std::thread::spawn(move || {
+            let say = |line: &str| lines.lock().unwrap().push(line.to_string());
+            let result = (|| -> Result<Compiled, Failed> {
+                let mut chosen = None;
+                if let Some(settings) = &plan {
+                    // The candidates compile without the topology's own libtpu step.
+                    let base = CompileOptions {
+                        finish: None,
+                        ..options.clone()
+                    };
+                    let c = tpuc_cli::plan::auto_shard(&source, settings, &base, &say)
+                        .map_err(Failed::Plan)?;
+                    say(&format!(
+                        "auto_shard: mesh={:?} shard={:?} on {}",
+                        c.mesh,
+                        c.strategies,
+                        settings.topology.as_deref().unwrap_or_default()
+                    ));
+                    options.sharding = Some(c.request.clone());
+                    chosen = Some(c);
+                }
+                let report =
+                    tpuc_compiler::compile(&source, &output, &options).map_err(Failed::Compile)?;
+                Ok((report, chosen))
+            })();
+            let _ = tx.send(result);
+        })
+    };
+    let log = |py: Python<'_>| -> PyResult<()> {
+        let pending = std::mem::take(&mut *lines.lock().unwrap());
+        if !pending.is_empty() {
+            let logger = py.import("logging")?.call_method1("getLogger", ("tpuc",))?;
+            for line in pending {
+                logger.call_method1("info", (line,))?;
+            }
+        }
+        Ok(())
+    };
     let result = loop {
         match rx.try_recv() {
             Ok(r) => break r,
             Err(std::sync::mpsc::TryRecvError::Empty) => {
                 py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
+                log(py)?;
                 if let Err(e) = py.check_signals() {
                     // The worker stops at its next stage boundary (a pass, or before
                     // libtpu's compile; a stage under way runs to its end) and never
@@ -242,7 +346,11 @@ fn compile(
         }
     };
     let _ = worker.join();
-    let report = result.map_err(|e| compile_error(py, e))?;
+    log(py)?;
+    let (report, chosen) = result.map_err(|e| match e {
+        Failed::Compile(e) => compile_error(py, e),
+        Failed::Plan(message) => error("CompileError", format!("auto_shard: {message}")),
+    })?;
     let d = PyDict::new(py);
     d.set_item("output", report.output.display().to_string())?;
     d.set_item("nodes", report.num_nodes)?;
@@ -250,7 +358,39 @@ fn compile(
     d.set_item("weight_bytes", report.weight_bytes)?;
     d.set_item("zero_filled", report.zero_filled)?;
     d.set_item("warnings", report.warnings)?;
+    if let Some(c) = chosen {
+        let plan = PyDict::new(py);
+        plan.set_item("mesh", c.mesh)?;
+        plan.set_item("shard", c.strategies)?;
+        d.set_item("auto_shard", plan)?;
+    }
     Ok(d.unbind())
+}
+
+/// plan_measure(artifact, topology, passes, libtpu) -> str: the planner's child
+/// (`python -m tpuc._plan_measure`): libtpu's compile of one candidate for the slice, as
+/// the JSON the planner reads. Its progress lines go to stderr.
+#[pyfunction]
+#[pyo3(signature = (artifact, topology, passes, libtpu=None))]
+fn plan_measure(
+    py: Python<'_>,
+    artifact: PathBuf,
+    topology: String,
+    passes: f64,
+    libtpu: Option<PathBuf>,
+) -> PyResult<String> {
+    let measured = py
+        .detach(|| {
+            tpuc_cli::plan::measure_on_topology(
+                &artifact,
+                &topology,
+                passes,
+                libtpu.as_deref(),
+                &|line| eprintln!("{line}"),
+            )
+        })
+        .map_err(|e| error("RuntimeError", e))?;
+    serde_json::to_string(&measured).map_err(|e| error("RuntimeError", e.to_string()))
 }
 
 /// The TPU figures and a training step's memory shares of the artifact at `path`, as
@@ -635,6 +775,7 @@ fn _tpuc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(report_json, m)?)?;
     m.add_function(wrap_pyfunction!(find_plugin, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_measure, m)?)?;
     m.add_class::<NativeProgram>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -142,6 +142,36 @@ def test_decode_step_carries_its_cache_and_generate_matches():
     assert tpuc.generate(program, prompt, len(expected)) == expected
 
 
+def test_sharded_decode_state_reads_and_writes_back():
+    # The llama decode step under tp=2: its KV cache is split along the heads over two
+    # CPU devices. state() assembles it, load_state() splits it again, and a program
+    # given another's state continues exactly as that one does; the logits match the
+    # unpartitioned program's.
+    source = str(REPO / "testdata/decode/llama/core.pt2")
+    prompt = np.load(REPO / "testdata/decode/llama/prompt.npy").reshape(-1)
+    whole = tpuc.load(tpuc.compile(source))
+    sharded_artifact = tpuc.compile(source, mesh="tp=2", shard="megatron")
+    split = [
+        a for a in sharded_artifact.manifest["arguments"]
+        if a["kind"] == "buffer" and any(d for d in (a.get("sharding") or {}).get("dims", []))
+    ]
+    assert split, "the cache should be split under tp=2"
+    first, second = tpuc.load(sharded_artifact), tpuc.load(sharded_artifact)
+
+    def token(pos):
+        return torch.tensor([[int(prompt[pos])]]), torch.tensor([pos])
+
+    for pos in range(3):
+        want = whole(*token(pos))
+        torch.testing.assert_close(first(*token(pos)), want, rtol=1e-4, atol=1e-5)
+    state = first.state()
+    for name, value in whole.state().items():
+        torch.testing.assert_close(state[name], value, rtol=1e-4, atol=1e-5)
+    second.load_state(state)
+    torch.testing.assert_close(second.state()[split[0]["name"]], state[split[0]["name"]], rtol=0, atol=0)
+    torch.testing.assert_close(second(*token(3)), first(*token(3)), rtol=0, atol=0)
+
+
 def test_artifact_save_and_manifest(tmp_path):
     model = MLP().eval()
     artifact = tpuc.compile(model, (torch.randn(2, 16),))
@@ -164,6 +194,39 @@ def test_tpu_report_without_a_tpu():
     figures = report["tpu_executables"][0]["report"]
     assert report["tpu_executables"][0]["topology"] == "v5e:2x2"
     assert figures["peak_bytes"] > 0 and figures["flops"] > 0 and figures["argument_bytes"] > 0
+
+
+def test_auto_shard_for_a_tpu_slice(tmp_path, monkeypatch, caplog):
+    # The planner of `tpuc plan` in process: candidates compiled by tpuc, the best few by
+    # libtpu in child Pythons (a fresh cache, so they run), the chosen plan compiled for
+    # the slice and run over as many CPU devices with eager's numbers.
+    import logging
+
+    from conftest import libtpu
+
+    path = libtpu()
+    if path is None:
+        pytest.skip("no libtpu (make setup installs it into .deps/libtpu)")
+    monkeypatch.setenv("TPUC_CACHE_DIR", str(tmp_path / "cache"))
+    model = MLP().eval()
+    x = torch.randn(8, 16)
+    with caplog.at_level(logging.INFO, logger="tpuc"):
+        artifact = tpuc.compile(model, (x,), topology="v5e:2x2", libtpu=path, auto_shard=True)
+    chosen = artifact.compile_report["auto_shard"]
+    assert any(r.message.startswith("plan: compiling") for r in caplog.records), caplog.text
+    partitioning = artifact.manifest["partitioning"]
+    mesh = ",".join(f"{a['name']}={a['size']}" for a in partitioning["mesh"]["axes"])
+    assert mesh == chosen["mesh"] and partitioning["num_partitions"] == 4
+    executable = artifact.report()["tpu_executables"][0]
+    assert executable["topology"] == "v5e:2x2" and executable["report"]["fits"]
+    torch.testing.assert_close(tpuc.load(artifact)(x), model(x).detach(), rtol=1e-5, atol=1e-6)
+
+    with pytest.raises(tpuc.OptionError, match="auto_shard plans for a TPU slice"):
+        tpuc.compile(model, (x,), auto_shard=True)
+    with pytest.raises(tpuc.OptionError, match="drop `mesh`"):
+        tpuc.compile(model, (x,), topology="v5e:2x2", auto_shard=True, mesh="dp=4")
+    with pytest.raises(TypeError, match="auto_shard"):
+        tpuc.compile(model, (x,), topology="v5e:2x2", auto_shard="yes")
 
 
 def test_sharded_over_two_cpu_devices(tmp_path):

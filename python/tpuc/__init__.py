@@ -55,6 +55,7 @@ _OPTIONS = {
     "shard": (str, list, tuple),
     "sharding_rules": (str, os.PathLike),
     "sharding_format": str,
+    "auto_shard": bool,
     "matmul_precision": str,
     "auto_cast": str,
     "keep_int64": bool,
@@ -213,7 +214,11 @@ def compile(model, args=(), kwargs=None, *, dynamic_shapes=None, output=None, **
         as `tpuc plan --write-rules` writes it; it may name the mesh and strategies)
         with sharding_format ("shardy", "gspmd"), topology ("v5e:2x2" or a list: TPU
         executables compiled by libtpu, no TPU needed; see Artifact.report()), libtpu
-        (its path), specialize ("s77=8": sizes of a dynamic program), debug_outputs,
+        (its path), auto_shard (True: the mesh and strategies `tpuc plan` would choose
+        for the first topology, found by compiling candidates with libtpu, instead of
+        mesh, shard and sharding_rules; the choice is in `Artifact.compile_report
+        ["auto_shard"]`, the planner's progress on the "tpuc" logger at INFO),
+        specialize ("s77=8": sizes of a dynamic program), debug_outputs,
         weights_as_inputs (a model.json without weights: its parameters become inputs
         instead of zeros).
     Training (train=True): optimizer ("adamw", "adam", "sgd"), lr, betas, eps,

@@ -24,9 +24,18 @@
 //!    the next few are compiled, until one fits or none is left; once one fits, no
 //!    candidate whose estimate is over the HBM is compiled.
 //!
+//! The search itself is `search.rs`.
+//!
 //! Measured candidates are cached (`plans/` in `$TPUC_CACHE_DIR`, else in
 //! `~/.cache/tpuc`), keyed by the program, its compile options, the topology and the
 //! libtpu build.
+
+mod search;
+
+pub use search::{
+    auto_shard, gib, measure_on_topology, nothing_fits, run_planner, AutoShard, Outcome,
+    PlanSettings,
+};
 
 use std::path::{Path, PathBuf};
 
