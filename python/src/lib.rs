@@ -203,7 +203,7 @@ fn compile_options(
 }
 
 /// `auto_shard=True`: the planner's settings for the first topology, with the child
-/// that measures a candidate being this interpreter running `tpuc._plan_measure`.
+/// that measures a candidate being this interpreter running `tpuc._plan_measure.main`.
 fn plan_settings(
     py: Python<'_>,
     options: &Bound<'_, PyDict>,
@@ -225,13 +225,23 @@ fn plan_settings(
             "auto_shard measures each plan in a child Python process, and this interpreter has no sys.executable",
         ));
     }
+    // The child imports this very package, whatever its working directory holds.
+    let package: PathBuf = py.import("tpuc")?.getattr("__file__")?.extract()?;
+    let root = package
+        .parent()
+        .and_then(Path::parent)
+        .ok_or_else(|| error("RuntimeError", "cannot locate the tpuc package"))?;
+    let root = root.into_pyobject(py)?.str()?.repr()?;
+    let child = format!(
+        "import sys; sys.path.insert(0, {root}); from tpuc._plan_measure import main; sys.exit(main(sys.argv[1:]))"
+    );
     let format = get::<String>(options, "sharding_format")?.unwrap_or_else(|| "shardy".into());
     Ok(Some(tpuc_cli::plan::PlanSettings::for_topology(
         topology,
         get::<PathBuf>(options, "libtpu")?.as_deref(),
         compile,
         &format,
-        vec![python.into(), "-m".into(), "tpuc._plan_measure".into()],
+        vec![python.into(), "-c".into(), child.into()],
     )))
 }
 
@@ -368,7 +378,7 @@ fn compile(
 }
 
 /// plan_measure(artifact, topology, passes, libtpu) -> str: the planner's child
-/// (`python -m tpuc._plan_measure`): libtpu's compile of one candidate for the slice, as
+/// (`tpuc._plan_measure`, run in a child Python): libtpu's compile of one candidate for the slice, as
 /// the JSON the planner reads. Its progress lines go to stderr.
 #[pyfunction]
 #[pyo3(signature = (artifact, topology, passes, libtpu=None))]

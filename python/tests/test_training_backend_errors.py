@@ -98,6 +98,14 @@ def test_bad_options_are_named():
         tpuc.compile(model, (x,), optimizer="sgd")
 
 
+def test_help_explains_every_option():
+    # help(tpuc.compile) names each keyword compile() accepts.
+    import re
+
+    doc = tpuc.compile.__doc__
+    assert [k for k in tpuc._OPTIONS if not re.search(rf"\b{k}\b", doc)] == []
+
+
 def test_an_unexportable_module_gives_the_exporters_error_with_a_hint():
     class DataDependent(nn.Module):
         def forward(self, x):

@@ -1,6 +1,6 @@
 """The sharding planner's child (`auto_shard=True`): libtpu's compile of one candidate
-plan for a TPU slice, run as `python -m tpuc._plan_measure ARTIFACT --passes P
---topology T [--libtpu PATH]`. It prints the candidate's figures as JSON on stdout, its
+plan for a TPU slice, `main(["ARTIFACT", "--passes", P, "--topology", T, ...])` run in a
+child Python (`python -m tpuc._plan_measure ARTIFACT ...` by hand). It prints the candidate's figures as JSON on stdout, its
 progress as `plan: ` lines and a failure as an `error: ` line on stderr. The planner
 runs each candidate in a child so that an abort inside XLA's partitioner costs that
 candidate, not the user's interpreter."""

@@ -37,7 +37,7 @@ pub struct PlanSettings {
     /// `--devices N`, and `--libtpu L` / `--plugin P` when set. The child prints the
     /// candidate's [`Measured`] as JSON on stdout, its progress as `plan: ` lines on
     /// stderr, and fails with an `error: ` line. `tpuc plan-measure` is one; the Python
-    /// package's `python -m tpuc._plan_measure` another.
+    /// package's `tpuc._plan_measure` in a child Python another.
     pub measurer: Vec<OsString>,
 }
 
