@@ -20,9 +20,13 @@ struct Library {
     /// numpy.ndarray; torch.Tensor and torch.nn.Parameter. Only these exact types:
     /// subclasses (masked arrays, tensor wrappers such as DTensor) take the Python path.
     array_types: Vec<Py<PyType>>,
-    /// `numpy.empty(shape, dtype)` / `torch.empty(*shape, dtype=...)`.
+    /// `numpy.empty(shape, dtype)` / `torch.empty(*shape, dtype=..., device="cpu")`.
     empty: Py<PyAny>,
     dtypes: Vec<(DType, Py<PyAny>)>,
+    /// torch.device("cpu") (torch only): outputs are made on the host whatever
+    /// torch.set_default_device (or a `with torch.device(...)` block) says, since the
+    /// runtime writes host memory. A device object parses faster than the string.
+    host: Option<Py<PyAny>>,
 }
 
 impl Library {
@@ -69,6 +73,7 @@ impl Library {
             array_types,
             empty: m.getattr("empty")?.unbind(),
             dtypes,
+            host: None,
         })
     }
 }
@@ -123,17 +128,20 @@ fn torch(py: Python<'_>) -> Option<&'static Library> {
     TORCH
         .get_or_init(py, || {
             let load = || -> PyResult<Library> {
+                let torch = py.import("torch")?;
                 let table = py
                     .import("tpuc._tensors")?
                     .getattr("_torch_dtypes")?
-                    .call1((py.import("torch")?,))?;
-                Library::new(
+                    .call1((&torch,))?;
+                let mut lib = Library::new(
                     py,
                     "torch",
                     &["Tensor", "nn.Parameter"],
                     table.cast::<PyDict>()?,
                     |t| Ok(t.clone().unbind()),
-                )
+                )?;
+                lib.host = Some(torch.getattr("device")?.call1(("cpu",))?.unbind());
+                Ok(lib)
             };
             load().ok()
         })
@@ -257,8 +265,15 @@ impl Lib {
                     .ok()?
                     .is_truthy()
                     .ok()?;
+                // A negative view (`z.conj().imag`, `torch._neg_view`) holds its values
+                // negated only once resolved: the memory is its base's.
+                let negative = arg
+                    .call_method0(intern!(py, "is_neg"))
+                    .ok()?
+                    .is_truthy()
+                    .ok()?;
                 let got: Vec<i64> = arg.getattr(intern!(py, "shape")).ok()?.extract().ok()?;
-                if !on_host || !dense || got != shape {
+                if !on_host || !dense || negative || got != shape {
                     return None;
                 }
                 let address: usize = arg
@@ -294,6 +309,9 @@ impl Lib {
             Torch(_) => {
                 let kwargs = PyDict::new(py);
                 kwargs.set_item(intern!(py, "dtype"), dtype).ok()?;
+                kwargs
+                    .set_item(intern!(py, "device"), lib.host.as_ref()?.bind(py))
+                    .ok()?;
                 // torch.empty(*shape, dtype=d): shape as separate arguments is torch's
                 // fastest parse (a shape tuple costs twice as much).
                 if shape.is_empty() {

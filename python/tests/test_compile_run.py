@@ -94,12 +94,22 @@ def test_every_way_of_passing_inputs_gives_the_same_numbers():
     check(program(x.numpy(), k.numpy()), np.ndarray)
     check(program(x, k.numpy()), torch.Tensor)  # mixed: torch out
     check(program(x=x, k=k), torch.Tensor)
+    # A negative view (here of -x: its values are x's) shares its base's memory; the
+    # values exist only once resolved, so only the Python path may read it.
+    check(program(torch._neg_view(-x), k), torch.Tensor)
+    # Outputs are host tensors whatever torch's default device is (the runtime writes
+    # host memory): both paths, inside a `with torch.device(...)` block.
+    with torch.device("meta"):
+        got = program(x, k), program(x=x, k=k)
+    for g in got:
+        check(g, torch.Tensor)
     # Which path took which call: the native one answers None where Python must decide.
     assert program._native.call((x, k)) is not None
     assert program._native.call((x.numpy(), k.numpy())) is not None
     assert program._native.call((x.t().contiguous().t(), k)) is None
     assert program._native.call((x, k.numpy())) is None
     assert program._native.call((x.double(), k)) is None
+    assert program._native.call((torch._neg_view(x), k)) is None
     assert program._native.call((x,)) is None
     # The outputs are new arrays each call, never a reused buffer.
     first, second = program(x, k), program(x, k)
@@ -140,6 +150,11 @@ def test_decode_step_carries_its_cache_and_generate_matches():
     assert all(v.abs().sum() == 0 for v in program.state().values())
     assert logits.shape[-1] > 0
     assert tpuc.generate(program, prompt, len(expected)) == expected
+    assert tpuc.generate(program, prompt, 0) == []
+    with pytest.raises(tpuc.InputError, match="at least one prompt token"):
+        tpuc.generate(program, [], 4)
+    with pytest.raises(tpuc.InputError, match="max_new_tokens"):
+        tpuc.generate(program, prompt, -1)
 
 
 def test_sharded_decode_state_reads_and_writes_back():

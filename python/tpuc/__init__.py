@@ -451,6 +451,10 @@ def generate(program: Program, prompt_ids, max_new_tokens: int = 16):
     if names != ["input_ids", "cache_position"]:
         raise InputError(f"generate() needs a decode step taking input_ids and cache_position, not {names}")
     ids = np.asarray(getattr(prompt_ids, "numpy", lambda: prompt_ids)()).reshape(-1).tolist()
+    if not ids:
+        raise InputError("generate() needs at least one prompt token")
+    if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+        raise InputError(f"max_new_tokens must be a non-negative int, not {max_new_tokens!r}")
     id_dtype = program.inputs[0][1]
     pos_dtype = program.inputs[1][1]
     np_dtype = {"i64": np.int64, "i32": np.int32}

@@ -117,7 +117,8 @@ def empty(dtype, shape, numpy_out: bool):
     """(array, (address, bytes)) of a new output array."""
     torch = None if numpy_out else _torch()
     if torch is not None:
-        t = torch.empty(shape, dtype=_torch_dtypes(torch)[dtype])
+        # device="cpu": the runtime writes host memory, whatever torch.set_default_device says.
+        t = torch.empty(shape, dtype=_torch_dtypes(torch)[dtype], device="cpu")
         return t, (t.data_ptr(), t.numel() * t.element_size())
     if dtype == "bf16":
         import ml_dtypes
@@ -132,7 +133,7 @@ def from_host(dtype, shape, data: bytes, numpy_out: bool):
     """A tensor (numpy array with numpy_out) of `data`'s bytes."""
     torch = None if numpy_out else _torch()
     if torch is not None:
-        t = torch.frombuffer(bytearray(data), dtype=_torch_dtypes(torch)[dtype]) if data else torch.empty(0, dtype=_torch_dtypes(torch)[dtype])
+        t = torch.frombuffer(bytearray(data), dtype=_torch_dtypes(torch)[dtype]) if data else torch.empty(0, dtype=_torch_dtypes(torch)[dtype], device="cpu")
         return t.reshape(shape)
     if dtype == "bf16":
         import ml_dtypes
