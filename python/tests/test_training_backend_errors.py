@@ -144,9 +144,16 @@ def test_inputs_of_the_wrong_dtype_shape_or_count_are_named():
         program(torch.randn(3, 4), torch.randn(3, 4))
     with pytest.raises(tpuc.InputError, match="missing input"):
         program()
+    with pytest.raises(tpuc.InputError, match="input `input`: a torch.sparse_coo tensor"):
+        program(torch.randn(3, 4).to_sparse())
+    with pytest.raises(tpuc.InputError, match="input `input` is on the meta device"):
+        program(torch.empty(3, 4, device="meta"))
     # A non-contiguous tensor is made contiguous: the same numbers.
     x = torch.randn(4, 3).t()
     torch.testing.assert_close(program(x), model(x).detach(), rtol=1e-5, atol=1e-6)
+    # A big-endian numpy array holds the same values: swapped, not refused.
+    xb = x.numpy().astype(">f4")
+    np.testing.assert_allclose(program(xb), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_a_missing_plugin_is_an_exception_not_an_abort():

@@ -81,13 +81,16 @@ def tpuc_dtype(x) -> str:
     a = np.asarray(x)
     if a.dtype.name == "bfloat16":
         return "bf16"
-    return _FROM_NUMPY.get(a.dtype.str, a.dtype.name)
+    # A non-native byte order ('>f4' here) is the same dtype: to_views swaps it.
+    d = a.dtype if a.dtype.isnative else a.dtype.newbyteorder("=")
+    return _FROM_NUMPY.get(d.str, d.name)
 
 
 def to_views(values, specs):
     """Views of `values` for the inputs `specs` ([(name, dtype, shape)]), and the
     objects to keep alive while the native call reads them. A torch tensor on another
-    device is copied to the host; a non-contiguous one made contiguous."""
+    device is copied to the host; a non-contiguous one made contiguous; a numpy array
+    of the other byte order swapped."""
     views, keep = [], []
     for value, (name, dtype, shape) in zip(values, specs):
         got = tpuc_dtype(value)
@@ -95,6 +98,11 @@ def to_views(values, specs):
             raise InputError(f"input `{name}`: expected {dtype}{list(shape)}, got {got}{list(_shape(value))}")
         if _is_torch(value):
             t = value.detach()
+            torch = _torch()
+            if t.layout != torch.strided:
+                raise InputError(f"input `{name}`: a {t.layout} tensor; pass a dense one (`.to_dense()`)")
+            if t.device.type == "meta":
+                raise InputError(f"input `{name}` is on the meta device: it has no values")
             if t.device.type != "cpu":
                 t = t.cpu()
             # A conjugate or negative view shares memory with its base: its values
@@ -103,7 +111,10 @@ def to_views(values, specs):
             keep.append(t)
             views.append((dtype, list(t.shape), t.data_ptr(), t.numel() * t.element_size()))
         else:
-            a = np.ascontiguousarray(value)
+            a = np.asarray(value)
+            if not a.dtype.isnative:
+                a = a.astype(a.dtype.newbyteorder("="))
+            a = np.ascontiguousarray(a)
             keep.append(a)
             views.append((dtype, list(a.shape), a.__array_interface__["data"][0], a.nbytes))
     return views, keep
