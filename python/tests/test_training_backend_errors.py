@@ -96,6 +96,11 @@ def test_bad_options_are_named():
         tpuc.compile(Classifier(), (torch.randn(2, 16), torch.tensor([1, 2])), train=True, lr=-1.0)
     with pytest.raises(ValueError, match="optimizer"):
         tpuc.compile(model, (x,), optimizer="sgd")
+    artifact = tpuc.compile(model, (x,))
+    with pytest.raises(tpuc.OptionError, match="devices: 0"):
+        tpuc.load(artifact, devices=0)
+    with pytest.raises(TypeError, match="devices"):
+        tpuc.load(artifact, devices="2")
 
 
 def test_help_explains_every_option():

@@ -299,6 +299,11 @@ class Program:
     `step(*batch)`; `state_dict()`, `save_checkpoint(dir)`, `load_checkpoint(dir)`."""
 
     def __init__(self, artifact, plugin=None, devices=None, cache=True):
+        if devices is not None:
+            if isinstance(devices, bool) or not isinstance(devices, int):
+                raise TypeError(f"devices: expected an int, got {type(devices).__name__}")
+            if devices < 1:
+                raise OptionError(f"devices: {devices} is not a device count (at least 1)")
         self.artifact = artifact if isinstance(artifact, Artifact) else Artifact(os.fspath(artifact))
         self._native = _tpuc.NativeProgram(self.artifact.path, find_plugin(plugin), devices, cache)
         self._inputs = self._native.inputs()

@@ -12,7 +12,20 @@ pub use crate::layout::MANIFEST_FILE;
 /// Reads and validates `dir/manifest.json` (format version; no device work).
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     let path = dir.join(MANIFEST_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| RuntimeError::io(&path, e))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return RuntimeError::io(&path, e);
+        }
+        let message = if dir.is_dir() {
+            format!("no {MANIFEST_FILE}: not a tpuc artifact (`tpuc compile` makes one)")
+        } else {
+            "no such directory".to_string()
+        };
+        RuntimeError::Artifact {
+            dir: dir.to_path_buf(),
+            message,
+        }
+    })?;
     parse_manifest(&text, dir)
 }
 

@@ -95,6 +95,15 @@ fn session_rejects_tampered_or_inconsistent_artifacts() {
     std::fs::write(dir.join("manifest.json"), "{ not json").unwrap();
     let err = Session::load(&dir, client).unwrap_err();
     assert!(err.to_string().contains("manifest.json"), "{err}");
+
+    std::fs::remove_file(dir.join("manifest.json")).unwrap();
+    let err = Session::load(&dir, client).unwrap_err();
+    assert!(err.to_string().contains("not a tpuc artifact"), "{err}");
+    let err = Session::load(dir.join("missing"), client).unwrap_err();
+    assert!(
+        err.to_string().ends_with("missing: no such directory"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
