@@ -58,6 +58,14 @@ def test_training_step_reproduces_adamw(tmp_path):
     again.load_checkpoint(tmp_path / "ckpt")
     assert again.steps_taken == 10
     assert again.step(xs[0], ys[0]).loss == program.step(xs[0], ys[0]).loss
+    # Calling a training step like an inference program would train it silently.
+    with pytest.raises(tpuc.RuntimeError, match=r"call program.step"):
+        again(xs[0], ys[0])
+    assert again.steps_taken == 11
+    # A forward that does not return a scalar loss first: torch's error, with a hint.
+    with pytest.raises(Exception) as failed:
+        tpuc.compile(nn.Linear(16, 4), (xs[0],), train=True)
+    assert any("(loss,)" in n for n in getattr(failed.value, "__notes__", [])), failed.value
 
 
 class Block(nn.Module):

@@ -190,7 +190,15 @@ def _export(model, args, kwargs, dynamic_shapes, train: bool):
     if train:
         from torch.export.experimental import _export_forward_backward
 
-        ep = _export_forward_backward(ep, joint_loss_index=0)
+        try:
+            ep = _export_forward_backward(ep, joint_loss_index=0)
+        except Exception as e:
+            if hasattr(e, "add_note"):
+                e.add_note(
+                    "hint (tpuc): train=True exports the joint forward and backward program; "
+                    "the module's forward must return its scalar loss first, as (loss,)."
+                )
+            raise
     return ep
 
 
@@ -343,6 +351,8 @@ class Program:
         return values
 
     def __call__(self, *args, **kwargs):
+        if self.training:
+            raise RuntimeError("this program is a training step: call program.step(*batch), which returns the loss")
         if not kwargs and not self._dynamic:
             # Host tensors of exactly the input dtypes and shapes: read and allocated
             # natively (a few attribute reads per tensor); None sends everything else
