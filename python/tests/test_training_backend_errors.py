@@ -91,6 +91,20 @@ def test_torch_compile_backend_matches_eager(make):
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_torch_compile_backend_runs_every_size(dynamic):
+    # Dynamo marks the size dynamic after two values (dynamic=None) or from the start
+    # (dynamic=True, which also hands LayerNorm's eps over as a tensor): each new size
+    # is compiled at its first call, and a size seen before reuses its program.
+    torch._dynamo.reset()
+    model = Block().eval()
+    compiled = torch.compile(model, backend="tpuc", dynamic=dynamic)
+    with torch.no_grad():
+        for length in (5, 7, 5, 9):
+            x = torch.randn(2, length, 32)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
 def test_bad_options_are_named():
     model = nn.Linear(4, 2)
     x = torch.randn(1, 4)
