@@ -249,32 +249,9 @@ fn print_table(model: &Path, args: &PlanArgs, o: &Outcome) {
 }
 
 fn print_json(o: &Outcome) -> Result<(), String> {
-    let plans: Vec<serde_json::Value> = o
-        .evaluated
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            serde_json::json!({
-                "mesh": e.candidate.mesh_text(),
-                "strategies": e.candidate.strategies(),
-                "chosen": Some(i) == o.chosen,
-                "skipped": e.skipped,
-                "estimate_bytes": e.estimate,
-                "traffic_bytes": e.traffic,
-                "measured": e.measured,
-                "cached": e.cached,
-            })
-        })
-        .collect();
-    let v = serde_json::json!({
-        "target": o.target,
-        "devices": o.devices,
-        "hbm_bytes_per_device": o.hbm,
-        "plans": plans,
-    });
     outln!(
         "{}",
-        serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+        serde_json::to_string_pretty(&o.to_json()).map_err(|e| e.to_string())?
     );
     Ok(())
 }

@@ -202,8 +202,8 @@ fn compile_options(
     Ok(o)
 }
 
-/// `auto_shard=True`: the planner's settings for the first topology, with the child
-/// that measures a candidate being this interpreter running `tpuc._plan_measure.main`.
+/// `auto_shard=True`: the planner's settings for the first topology (None without
+/// auto_shard).
 fn plan_settings(
     py: Python<'_>,
     options: &Bound<'_, PyDict>,
@@ -212,17 +212,29 @@ fn plan_settings(
     if !get::<bool>(options, "auto_shard")?.unwrap_or(false) {
         return Ok(None);
     }
+    planner_settings(py, options, compile, "auto_shard").map(Some)
+}
+
+/// The planner's settings for the first topology of `options`, with the child that
+/// measures a candidate being this interpreter running `tpuc._plan_measure.main`.
+/// `caller` names the keyword or function in messages.
+fn planner_settings(
+    py: Python<'_>,
+    options: &Bound<'_, PyDict>,
+    compile: &CompileOptions,
+    caller: &str,
+) -> PyResult<tpuc_cli::plan::PlanSettings> {
     let topologies = get::<Vec<String>>(options, "topology")?.unwrap_or_default();
     let Some(topology) = topologies.first() else {
-        return Err(option_error(
-            "auto_shard plans for a TPU slice: give topology (for example topology=\"v5e:2x4\")",
-        ));
+        return Err(option_error(format!(
+            "{caller} plans for a TPU slice: give topology (for example topology=\"v5e:2x4\")"
+        )));
     };
     let python: String = py.import("sys")?.getattr("executable")?.extract()?;
     if python.is_empty() {
         return Err(error(
             "RuntimeError",
-            "auto_shard measures each plan in a child Python process, and this interpreter has no sys.executable",
+            format!("{caller} measures each plan in a child Python process, and this interpreter has no sys.executable"),
         ));
     }
     // The child imports this very package, whatever its working directory holds.
@@ -236,13 +248,13 @@ fn plan_settings(
         "import sys; sys.path.insert(0, {root}); from tpuc._plan_measure import main; sys.exit(main(sys.argv[1:]))"
     );
     let format = get::<String>(options, "sharding_format")?.unwrap_or_else(|| "shardy".into());
-    Ok(Some(tpuc_cli::plan::PlanSettings::for_topology(
+    Ok(tpuc_cli::plan::PlanSettings::for_topology(
         topology,
         get::<PathBuf>(options, "libtpu")?.as_deref(),
         compile,
         &format,
         vec![python.into(), "-c".into(), child.into()],
-    )))
+    ))
 }
 
 /// `auto_shard` with options it replaces: named before those options are read.
@@ -273,53 +285,23 @@ type Compiled = (
     Option<tpuc_cli::plan::AutoShard>,
 );
 
-/// compile(source, output, keywords) -> dict: compiles the exported program at
-/// `source` (.pt2 or model.json) into the artifact directory `output`. Ctrl-C raises
-/// KeyboardInterrupt and leaves no artifact. With `auto_shard`, the planner first
-/// chooses the mesh and strategies; its progress lines go to the `tpuc` logger (INFO).
-#[pyfunction]
-fn compile(
+/// Runs `work` on its own thread while this one waits: the lines `work` says go to the
+/// `tpuc` logger (INFO) as they come, and Ctrl-C sets `cancel` and raises
+/// KeyboardInterrupt at once. The work then stops at its next stage boundary (a pass,
+/// or before an XLA compile; a stage under way runs to its end) and never moves a
+/// cancelled artifact into place.
+fn in_background<T: Send + 'static>(
     py: Python<'_>,
-    source: PathBuf,
-    output: PathBuf,
-    keywords: &Bound<'_, PyDict>,
-) -> PyResult<Py<PyDict>> {
-    check_auto_shard(keywords)?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    let mut options = compile_options(keywords, cancel.clone())?;
-    let plan = plan_settings(py, keywords, &options)?;
+    cancel: &AtomicBool,
+    work: impl FnOnce(&(dyn Fn(&str) + Sync)) -> T + Send + 'static,
+) -> PyResult<T> {
     let lines: Arc<Mutex<Vec<String>>> = Arc::default();
-    // The compile runs on its own thread; this one waits for it, checking for Ctrl-C
-    // and passing the planner's lines on.
     let (tx, rx) = std::sync::mpsc::channel();
     let worker = {
         let lines = lines.clone();
         std::thread::spawn(move || {
             let say = |line: &str| lines.lock().unwrap().push(line.to_string());
-            let result = (|| -> Result<Compiled, Failed> {
-                let mut chosen = None;
-                if let Some(settings) = &plan {
-                    // The candidates compile without the topology's own libtpu step.
-                    let base = CompileOptions {
-                        finish: None,
-                        ..options.clone()
-                    };
-                    let c = tpuc_cli::plan::auto_shard(&source, settings, &base, &say)
-                        .map_err(Failed::Plan)?;
-                    say(&format!(
-                        "auto_shard: mesh={:?} shard={:?} on {}",
-                        c.mesh,
-                        c.strategies,
-                        settings.topology.as_deref().unwrap_or_default()
-                    ));
-                    options.sharding = Some(c.request.clone());
-                    chosen = Some(c);
-                }
-                let report =
-                    tpuc_compiler::compile(&source, &output, &options).map_err(Failed::Compile)?;
-                Ok((report, chosen))
-            })();
-            let _ = tx.send(result);
+            let _ = tx.send(work(&say));
         })
     };
     let log = |py: Python<'_>| -> PyResult<()> {
@@ -339,9 +321,6 @@ fn compile(
                 py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
                 log(py)?;
                 if let Err(e) = py.check_signals() {
-                    // The worker stops at its next stage boundary (a pass, or before
-                    // libtpu's compile; a stage under way runs to its end) and never
-                    // moves a cancelled artifact into place: no artifact appears.
                     cancel.store(true, Ordering::SeqCst);
                     drop(worker);
                     return Err(e);
@@ -357,6 +336,46 @@ fn compile(
     };
     let _ = worker.join();
     log(py)?;
+    Ok(result)
+}
+
+/// compile(source, output, keywords) -> dict: compiles the exported program at
+/// `source` (.pt2 or model.json) into the artifact directory `output`. Ctrl-C raises
+/// KeyboardInterrupt and leaves no artifact. With `auto_shard`, the planner first
+/// chooses the mesh and strategies; its progress lines go to the `tpuc` logger (INFO).
+#[pyfunction]
+fn compile(
+    py: Python<'_>,
+    source: PathBuf,
+    output: PathBuf,
+    keywords: &Bound<'_, PyDict>,
+) -> PyResult<Py<PyDict>> {
+    check_auto_shard(keywords)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let mut options = compile_options(keywords, cancel.clone())?;
+    let plan = plan_settings(py, keywords, &options)?;
+    let result = in_background(py, &cancel, move |say| -> Result<Compiled, Failed> {
+        let mut chosen = None;
+        if let Some(settings) = &plan {
+            // The candidates compile without the topology's own libtpu step.
+            let base = CompileOptions {
+                finish: None,
+                ..options.clone()
+            };
+            let c =
+                tpuc_cli::plan::auto_shard(&source, settings, &base, say).map_err(Failed::Plan)?;
+            say(&format!(
+                "auto_shard: mesh={:?} shard={:?} on {}",
+                c.mesh,
+                c.strategies,
+                settings.topology.as_deref().unwrap_or_default()
+            ));
+            options.sharding = Some(c.request.clone());
+            chosen = Some(c);
+        }
+        let report = tpuc_compiler::compile(&source, &output, &options).map_err(Failed::Compile)?;
+        Ok((report, chosen))
+    })?;
     let (report, chosen) = result.map_err(|e| match e {
         Failed::Compile(e) => compile_error(py, e),
         Failed::Plan(message) => error("CompileError", format!("auto_shard: {message}")),
@@ -375,6 +394,43 @@ fn compile(
         d.set_item("auto_shard", plan)?;
     }
     Ok(d.unbind())
+}
+
+/// plan(source, keywords, axes=None, top=3) -> str: `tpuc plan` on the exported
+/// program at `source` for the slice `keywords["topology"]` names, as the JSON of
+/// `tpuc plan --json`. The keywords are compile options (those that fix the mesh are
+/// refused: the planner chooses it); progress goes to the `tpuc` logger. Ctrl-C
+/// raises KeyboardInterrupt.
+#[pyfunction]
+#[pyo3(signature = (source, keywords, axes=None, top=3))]
+fn plan(
+    py: Python<'_>,
+    source: PathBuf,
+    keywords: &Bound<'_, PyDict>,
+    axes: Option<Vec<String>>,
+    top: usize,
+) -> PyResult<String> {
+    for key in ["mesh", "shard", "sharding_rules", "auto_shard"] {
+        if get::<Bound<'_, PyAny>>(keywords, key)?.is_some() {
+            return Err(option_error(format!(
+                "plan() chooses the mesh and strategies itself: drop `{key}`"
+            )));
+        }
+    }
+    let cancel = Arc::new(AtomicBool::new(false));
+    let mut base = compile_options(keywords, cancel.clone())?;
+    // The candidates compile without the topology's own libtpu step.
+    base.finish = None;
+    let mut settings = planner_settings(py, keywords, &base, "plan()")?;
+    if let Some(axes) = axes {
+        settings.axes = axes;
+    }
+    settings.top = top;
+    let outcome = in_background(py, &cancel, move |say| {
+        tpuc_cli::plan::run_planner(&source, &settings, &base, say)
+    })?
+    .map_err(|message| error("CompileError", format!("plan: {message}")))?;
+    serde_json::to_string(&outcome.to_json()).map_err(|e| error("RuntimeError", e.to_string()))
 }
 
 /// plan_measure(artifact, topology, passes, libtpu) -> str: the planner's child
@@ -786,6 +842,7 @@ fn _tpuc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report_json, m)?)?;
     m.add_function(wrap_pyfunction!(find_plugin, m)?)?;
     m.add_function(wrap_pyfunction!(plan_measure, m)?)?;
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_class::<NativeProgram>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

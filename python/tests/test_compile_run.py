@@ -236,6 +236,18 @@ def test_auto_shard_for_a_tpu_slice(tmp_path, monkeypatch, caplog):
     assert executable["topology"] == "v5e:2x2" and executable["report"]["fits"]
     torch.testing.assert_close(tpuc.load(artifact)(x), model(x).detach(), rtol=1e-5, atol=1e-6)
 
+    # The whole table: the same choice (its measurements now cached), one plan chosen.
+    table = tpuc.plan(model, (x,), topology="v5e:2x2", libtpu=path)
+    assert table["devices"] == 4 and table["hbm_bytes_per_device"] > 0
+    picked = [p for p in table["plans"] if p["chosen"]]
+    assert len(picked) == 1, table
+    assert picked[0]["mesh"] == chosen["mesh"] and picked[0]["strategies"] == chosen["shard"]
+    assert picked[0]["measured"]["fits"] and picked[0]["cached"]
+    with pytest.raises(tpuc.OptionError, match="drop `mesh`"):
+        tpuc.plan(model, (x,), topology="v5e:2x2", mesh="dp=4")
+    with pytest.raises(tpuc.OptionError, match="top: 0"):
+        tpuc.plan(model, (x,), topology="v5e:2x2", top=0)
+
     with pytest.raises(tpuc.OptionError, match="auto_shard plans for a TPU slice"):
         tpuc.compile(model, (x,), auto_shard=True)
     with pytest.raises(tpuc.OptionError, match="drop `mesh`"):

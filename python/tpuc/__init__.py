@@ -28,6 +28,7 @@ from ._tensors import empty, from_host, to_views, wants_numpy  # noqa: E402
 
 __all__ = [
     "compile",
+    "plan",
     "load",
     "generate",
     "Artifact",
@@ -82,12 +83,12 @@ _OPTIONS = {
 _LISTS = ("topology", "shard", "specialize", "freeze")
 
 
-def _check_options(options: dict) -> dict:
+def _check_options(options: dict, caller: str = "compile()") -> dict:
     out = {}
     for key, value in options.items():
         if key not in _OPTIONS:
             raise TypeError(
-                f"compile() got an unknown option `{key}` (known: {', '.join(sorted(_OPTIONS))})"
+                f"{caller} got an unknown option `{key}` (known: {', '.join(sorted(_OPTIONS))})"
             )
         if value is None:
             continue
@@ -240,33 +241,9 @@ def compile(model, args=(), kwargs=None, *, dynamic_shapes=None, output=None, **
     value, KeyboardInterrupt on Ctrl-C (no artifact is left behind).
     """
     opts = _check_options(options)
-    if args is not None and not isinstance(args, (tuple, list)):
-        args = (args,)
     work = tempfile.TemporaryDirectory(prefix="tpuc-")
     try:
-        if isinstance(model, (str, os.PathLike)):
-            source = os.fspath(model)
-            if opts.get("train") and not source.endswith((".pt2", ".json")):
-                raise ValueError(f"{source}: expected a .pt2 archive or a model.json")
-        else:
-            import torch
-
-            if isinstance(model, torch.export.ExportedProgram):
-                ep = model
-                if opts.get("train") and not any(
-                    s.kind.name == "LOSS_OUTPUT" for s in ep.graph_signature.output_specs
-                ):
-                    from torch.export.experimental import _export_forward_backward
-
-                    ep = _export_forward_backward(ep, joint_loss_index=0)
-            elif isinstance(model, torch.nn.Module):
-                ep = _export(model, args, kwargs, dynamic_shapes, bool(opts.get("train")))
-            else:
-                raise TypeError(
-                    f"model: expected an nn.Module, an ExportedProgram or a path, got {type(model).__name__}"
-                )
-            source = os.path.join(work.name, "model.pt2")
-            torch.export.save(ep, source)
+        source = _source(model, args, kwargs, dynamic_shapes, bool(opts.get("train")), work.name)
         if output is None:
             out_dir = tempfile.TemporaryDirectory(prefix="tpuc-artifact-")
             target = os.path.join(out_dir.name, "model.tpuc")
@@ -275,6 +252,66 @@ def compile(model, args=(), kwargs=None, *, dynamic_shapes=None, output=None, **
             target = os.fspath(output)
         report = _tpuc.compile(source, target, opts)
         return Artifact(target, report, out_dir)
+    finally:
+        work.cleanup()
+
+
+def _source(model, args, kwargs, dynamic_shapes, train: bool, work: str) -> str:
+    """The path of `model` as the compiler reads it: a module exported and an
+    ExportedProgram saved into `work`, a path as it is."""
+    if args is not None and not isinstance(args, (tuple, list)):
+        args = (args,)
+    if isinstance(model, (str, os.PathLike)):
+        source = os.fspath(model)
+        if train and not source.endswith((".pt2", ".json")):
+            raise ValueError(f"{source}: expected a .pt2 archive or a model.json")
+        return source
+    import torch
+
+    if isinstance(model, torch.export.ExportedProgram):
+        ep = model
+        if train and not any(s.kind.name == "LOSS_OUTPUT" for s in ep.graph_signature.output_specs):
+            from torch.export.experimental import _export_forward_backward
+
+            ep = _export_forward_backward(ep, joint_loss_index=0)
+    elif isinstance(model, torch.nn.Module):
+        ep = _export(model, args, kwargs, dynamic_shapes, train)
+    else:
+        raise TypeError(f"model: expected an nn.Module, an ExportedProgram or a path, got {type(model).__name__}")
+    source = os.path.join(work, "model.pt2")
+    torch.export.save(ep, source)
+    return source
+
+
+def plan(model, args=(), kwargs=None, *, dynamic_shapes=None, topology, axes=None, top=3, **options) -> dict:
+    """The sharding plans `tpuc plan` weighs for a TPU slice, without a TPU.
+
+    model, args, kwargs, dynamic_shapes: as `compile` takes them. topology: the slice
+    ("v5e:2x4"). axes: the mesh axes candidates may use (default all of "dp", "fsdp",
+    "ep", "tp"); top: how many candidates libtpu compiles per round (each in a child
+    Python). options: `compile`'s options that do not fix the mesh (libtpu,
+    matmul_precision, sharding_format, weights_as_inputs, ...).
+
+    Returns the table of `tpuc plan --json`: {"target", "devices",
+    "hbm_bytes_per_device", "plans": [{"mesh", "strategies", "chosen", "skipped",
+    "estimate_bytes", "traffic_bytes", "measured", "cached"}]}, the chosen plan (the
+    best that fits; none when nothing does) marked. Compile it with
+    `compile(model, args, topology=..., mesh=p["mesh"], shard=p["strategies"])`, or let
+    `compile(..., auto_shard=True)` choose. Progress goes to the "tpuc" logger (INFO).
+    """
+    opts = _check_options({"topology": topology, **options}, "plan()")
+    if isinstance(axes, str):
+        axes = [a.strip() for a in axes.split(",") if a.strip()]
+    if axes is not None and not all(isinstance(a, str) for a in axes):
+        raise TypeError("axes: expected a list of axis names (dp, fsdp, ep, tp)")
+    if isinstance(top, bool) or not isinstance(top, int):
+        raise TypeError(f"top: expected an int, got {type(top).__name__}")
+    if top < 1:
+        raise OptionError(f"top: {top} is not at least 1")
+    work = tempfile.TemporaryDirectory(prefix="tpuc-")
+    try:
+        source = _source(model, args, kwargs, dynamic_shapes, bool(opts.get("train")), work.name)
+        return json.loads(_tpuc.plan(source, opts, list(axes) if axes is not None else None, top))
     finally:
         work.cleanup()
 

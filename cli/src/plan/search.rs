@@ -83,6 +83,36 @@ pub struct Outcome {
     pub hbm: i64,
 }
 
+impl Outcome {
+    /// What `tpuc plan --json` prints and `tpuc.plan()` returns: the target, its
+    /// devices and HBM, and every plan with its figures, the chosen one marked.
+    pub fn to_json(&self) -> serde_json::Value {
+        let plans: Vec<serde_json::Value> = self
+            .evaluated
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                serde_json::json!({
+                    "mesh": e.candidate.mesh_text(),
+                    "strategies": e.candidate.strategies(),
+                    "chosen": Some(i) == self.chosen,
+                    "skipped": e.skipped,
+                    "estimate_bytes": e.estimate,
+                    "traffic_bytes": e.traffic,
+                    "measured": e.measured,
+                    "cached": e.cached,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "target": self.target,
+            "devices": self.devices,
+            "hbm_bytes_per_device": self.hbm,
+            "plans": plans,
+        })
+    }
+}
+
 /// Bytes in the largest binary unit that keeps the number at least 1.
 pub fn gib(bytes: f64) -> String {
     let units = [("GiB", 30), ("MiB", 20), ("KiB", 10)];
