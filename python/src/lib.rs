@@ -10,6 +10,7 @@
 //! named) and `RuntimeError` (plugin and artifact failures). A panic inside tpuc becomes `pyo3`'s `PanicException`,
 //! never an abort of the interpreter.
 
+mod glibc_compat;
 mod marshal;
 
 use std::path::{Path, PathBuf};
