@@ -15,7 +15,7 @@ use tpuc_dialects::stablehlo::scalar_literal;
 use tpuc_dialects::{aten, DialectError, TValue, TensorType};
 
 use crate::error::CompileError;
-use crate::frontend::{Arg, Graph, InputKind, Node, TensorMeta};
+use crate::frontend::{Arg, Graph, InputKind, Node, NodeOutput, TensorMeta};
 
 fn tensor_type(meta: &TensorMeta) -> TensorType {
     TensorType::new(meta.shape.clone(), meta.dtype)
@@ -107,6 +107,46 @@ fn inplace_functional_name(target: &str) -> Option<String> {
         return Some(parts.join("."));
     }
     None
+}
+
+/// Batch norm in training mode with running statistics (`aten.batch_norm`,
+/// `native_batch_norm`, `_native_batch_norm_legit` or `cudnn_batch_norm` with
+/// `training=True`) writes the statistics' next values into `running_mean` and
+/// `running_var` in place, as PyTorch's kernel does: their names, `None` for any
+/// other node. (A Core ATen graph has the functional form instead, whose results the
+/// graph's output specs name.)
+fn running_stats_written(node: &Node) -> Option<(&str, &str)> {
+    let mut parts = node.target.split('.');
+    if parts.next() != Some("aten") {
+        return None;
+    }
+    let name = parts.next()?;
+    if !matches!(
+        name,
+        "batch_norm" | "native_batch_norm" | "_native_batch_norm_legit" | "cudnn_batch_norm"
+    ) {
+        return None;
+    }
+    let arg = |k: &str| node.args.iter().find(|(n, _)| n == k).map(|(_, a)| a);
+    if !matches!(arg("training"), Some(Arg::Bool(true))) {
+        return None;
+    }
+    match (arg("running_mean"), arg("running_var")) {
+        (Some(Arg::Tensor(m)), Some(Arg::Tensor(v))) => Some((m.as_str(), v.as_str())),
+        _ => None,
+    }
+}
+
+/// The tensors `node` writes in place: an in-place op's first argument, a training
+/// batch norm's running statistics.
+fn written_in_place(node: &Node) -> Vec<&str> {
+    if let Some((mean, var)) = running_stats_written(node) {
+        return vec![mean, var];
+    }
+    match (inplace_functional_name(&node.target), node.args.first()) {
+        (Some(_), Some((_, Arg::Tensor(m)))) => vec![m.as_str()],
+        _ => Vec::new(),
+    }
 }
 
 /// How a view was made from its base, so a write into the view can be carried back.
@@ -211,14 +251,12 @@ pub fn state_updates(graph: &Graph) -> Vec<StateUpdate> {
                 base.insert(outs[0], b.as_str());
             }
         }
-        if inplace_functional_name(&node.target).is_some() {
-            if let Some((_, Arg::Tensor(m))) = node.args.first() {
-                let mut root = m.as_str();
-                while let Some(b) = base.get(root) {
-                    root = b;
-                }
-                written.push(root);
+        for m in written_in_place(node) {
+            let mut root = m;
+            while let Some(b) = base.get(root) {
+                root = b;
             }
+            written.push(root);
         }
     }
     for spec in &graph.inputs {
@@ -345,15 +383,33 @@ impl<'c, 'g> Importer<'c, 'g> {
         &mut self,
         node: &Node,
         op_name: &str,
-        (operands, attrs): &mut NodeOperands,
+        ops: &mut NodeOperands,
     ) -> Result<Vec<TValue>, CompileError> {
         let mut out_types = Vec::new();
         for name in node.output_names() {
-            let meta = self.graph.tensors.get(name).ok_or_else(|| {
+            out_types.push(self.output_type(node, name)?);
+        }
+        self.emit_op(node, op_name, ops, &out_types)
+    }
+
+    /// The type the graph records for `name`, an output of `node`.
+    fn output_type(&self, node: &Node, name: &str) -> Result<TensorType, CompileError> {
+        let meta =
+            self.graph.tensors.get(name).ok_or_else(|| {
                 node_error(node, format!("output `{name}` has no tensor metadata"))
             })?;
-            out_types.push(tensor_type(meta));
-        }
+        Ok(tensor_type(meta))
+    }
+
+    /// Emits op `op_name` for `node` with the given operands, attributes and result
+    /// types.
+    fn emit_op(
+        &mut self,
+        node: &Node,
+        op_name: &str,
+        (operands, attrs): &mut NodeOperands,
+        out_types: &[TensorType],
+    ) -> Result<Vec<TValue>, CompileError> {
         let loc = node_location(
             self.ctx,
             &format!("{}{}", self.scope, node.name),
@@ -364,7 +420,7 @@ impl<'c, 'g> Importer<'c, 'g> {
             attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         self.emitter
             .at(loc)
-            .op(op_name, &refs, &attr_refs, &out_types)
+            .op(op_name, &refs, &attr_refs, out_types)
             .map_err(|err| match err {
                 DialectError::BadAttribute(a) => {
                     node_error(node, format!("cannot encode attribute `{a}`"))
@@ -522,6 +578,9 @@ impl<'c, 'g> Importer<'c, 'g> {
         if node.target.starts_with("higher_order.") {
             return self.import_higher_order(node);
         }
+        if let Some((mean, var)) = running_stats_written(node) {
+            return self.import_batch_norm_update(node, mean, var);
+        }
         let inplace = inplace_functional_name(&node.target);
         let mut ops = self.node_operands(node, None)?;
         let op_name = inplace.clone().unwrap_or_else(|| node.target.clone());
@@ -549,6 +608,85 @@ impl<'c, 'g> Importer<'c, 'g> {
         for (name, v) in out_names.iter().zip(results) {
             self.values.insert(name.to_string(), v);
         }
+        Ok(())
+    }
+
+    /// A batch norm that updates its running statistics ([`running_stats_written`]):
+    /// emitted as the functional form, `aten._native_batch_norm_legit_functional`,
+    /// whose results are the node's (output, saved mean, saved inverse std) and the
+    /// statistics' next values, which are written into `mean` and `var` as an in-place
+    /// op's result is.
+    fn import_batch_norm_update(
+        &mut self,
+        node: &'g Node,
+        mean: &str,
+        var: &str,
+    ) -> Result<(), CompileError> {
+        for name in [mean, var] {
+            self.refuse_input_mutation(name, node)
+                .map_err(|e| match e {
+                    CompileError::Node {
+                        node,
+                        target,
+                        message,
+                    } => CompileError::Node {
+                        node,
+                        target,
+                        message: format!(
+                            "{message} (batch norm in training mode updates its running \
+                         statistics; for inference, call model.eval() before exporting)"
+                        ),
+                    },
+                    other => other,
+                })?;
+        }
+        // The node's outputs by position (an unused one may have no name).
+        let mut outputs: Vec<Option<&str>> = Vec::new();
+        for o in &node.outputs {
+            match o {
+                NodeOutput::Tensor(n) => outputs.push(Some(n)),
+                NodeOutput::Tensors(ns) => outputs.extend(ns.iter().map(|n| Some(n.as_str()))),
+                NodeOutput::SymInt(_) | NodeOutput::None => outputs.push(None),
+            }
+        }
+        if outputs.len() > 3 {
+            return Err(node_error(
+                node,
+                format!(
+                    "{} in training mode with {} outputs: tpuc updates the running statistics \
+                     of batch norms returning at most (output, mean, inverse std) \
+                     (hint: save ep.run_decompositions(), whose functional batch norm tpuc runs)",
+                    node.target,
+                    outputs.len()
+                ),
+            ));
+        }
+        let Some(Some(y)) = outputs.first().copied() else {
+            return Err(node_error(node, "batch norm without an output".into()));
+        };
+        let running = [self.lookup(mean, node)?.ty, self.lookup(var, node)?.ty];
+        let mut types = vec![self.output_type(node, y)?];
+        for i in 1..3 {
+            types.push(match outputs.get(i).copied().flatten() {
+                Some(name) => self.output_type(node, name)?,
+                None => running[i - 1].clone(),
+            });
+        }
+        types.extend(running);
+        let mut ops = self.node_operands(node, None)?;
+        let results = self.emit_op(
+            node,
+            "aten._native_batch_norm_legit_functional.default",
+            &mut ops,
+            &types,
+        )?;
+        for (name, v) in outputs.iter().zip(&results) {
+            if let Some(name) = name {
+                self.values.insert(name.to_string(), v.clone());
+            }
+        }
+        self.write(mean, results[3].clone(), node)?;
+        self.write(var, results[4].clone(), node)?;
         Ok(())
     }
 }

@@ -91,6 +91,25 @@ def test_torch_compile_backend_matches_eager(make):
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
 
 
+def test_torch_compile_of_a_module_updating_its_buffers_is_refused_with_a_hint():
+    # BatchNorm in training mode updates its running statistics, buffers torch.compile
+    # passes in as inputs: refused (not run with the statistics left behind), naming eval().
+    torch._dynamo.reset()
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8))
+    with pytest.raises(Exception, match=r"model\.eval\(\)"):
+        torch.compile(model, backend="tpuc")(torch.randn(5, 4))
+    # tpuc.compile keeps them as state instead: the running statistics follow eager's.
+    x = torch.randn(5, 4)
+    program = tpuc.load(tpuc.compile(model, (x,)))
+    for k in range(3):
+        xk = torch.randn(5, 4)
+        torch.testing.assert_close(program(xk), model(xk).detach(), rtol=1e-5, atol=1e-6)
+    state = program.state()
+    torch.testing.assert_close(state["b_1_running_mean"], model[1].running_mean)
+    torch.testing.assert_close(state["b_1_running_var"], model[1].running_var)
+    assert int(state["b_1_num_batches_tracked"]) == int(model[1].num_batches_tracked) == 3
+
+
 @pytest.mark.parametrize("dynamic", [None, True])
 def test_torch_compile_backend_runs_every_size(dynamic):
     # Dynamo marks the size dynamic after two values (dynamic=None) or from the start

@@ -66,8 +66,8 @@ def _compile(gm, inputs, options, plugin, scalars):
     `scalars` are bound into the program; the program takes the other tensors."""
     import torch
 
+    from . import CompileError, load
     from . import compile as tpuc_compile
-    from . import load
 
     for i, x in enumerate(inputs):
         if not isinstance(x, (torch.Tensor, int, float, bool)):
@@ -77,7 +77,20 @@ def _compile(gm, inputs, options, plugin, scalars):
         module = gm
     else:
         module = _bound(gm, inputs, tensor_at)
-    artifact = tpuc_compile(module, tuple(inputs[i] for i in tensor_at), **options)
+    try:
+        artifact = tpuc_compile(module, tuple(inputs[i] for i in tensor_at), **options)
+    except CompileError as e:
+        if "writes in place into user input" not in str(e):
+            raise
+        hint = (
+            "torch.compile hands the backend the module's buffers as graph inputs, which tpuc "
+            "cannot write back: a module that updates a buffer as it runs (BatchNorm in "
+            "training mode, a counter) does not run through this backend; for inference call "
+            "model.eval() first, for a stateful program use tpuc.compile and tpuc.load"
+        )
+        error = CompileError(f"{e}\nhint: {hint}")
+        error.node, error.op, error.hint = e.node, e.op, hint
+        raise error from e
     program = load(artifact, plugin=plugin)
     single = len(program.outputs) == 1
 

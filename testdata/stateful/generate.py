@@ -54,6 +54,22 @@ class InputMutation(nn.Module):
         return x + 1.0
 
 
+class BatchNormTrain(nn.Module):
+    """A linear layer and BatchNorm1d in training mode: each call normalizes with the
+    batch's statistics and updates running_mean and running_var (inside batch_norm) and
+    num_batches_tracked (add_). Returns the output and the running statistics after the
+    call, flattened into one tensor."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.bn = nn.BatchNorm1d(3, momentum=0.3)
+
+    def forward(self, x):
+        y = self.bn(self.lin(x))
+        return torch.cat([y.flatten(), self.bn.running_mean, self.bn.running_var])
+
+
 def llama_decode(batch=1):
     """Decode steps of a tiny Llama with transformers' static KV cache, exported the
     way transformers' ExecuTorch integration does (called with input_ids, cache_position);
@@ -96,13 +112,14 @@ def llama_decode(batch=1):
     return ep, calls, reference, notes
 
 
-def small(module, make_calls, notes):
+def small(module, make_calls, notes, train=False):
     def build():
         torch.manual_seed(0)
-        m = module().eval()
+        m = module().train(train)
         calls = make_calls()
         ep = torch.export.export(m, (), {k: v.clone() for k, v in calls[0].items()}, strict=False)
-        eager = module().eval()
+        torch.manual_seed(0)
+        eager = module().train(train)
         reference = [eager(**{k: v.clone() for k, v in c.items()}).detach() for c in calls]
         return ep, calls, reference, notes
 
@@ -116,6 +133,14 @@ PROGRAMS = {
         BufferCounter,
         lambda: [{"x": torch.arange(4, dtype=torch.float32) + k} for k in range(3)],
         "A buffer `count` incremented in place by every call (add_); returns x * count.",
+    ),
+    "batch_norm_train": small(
+        BatchNormTrain,
+        lambda: [{"x": torch.randn(5, 4, generator=torch.Generator().manual_seed(k))} for k in range(3)],
+        "Linear(4, 3) and BatchNorm1d(3, momentum=0.3) in training mode: batch statistics, "
+        "running_mean/running_var updated inside batch_norm, num_batches_tracked by add_; "
+        "returns cat(y.flatten(), running_mean, running_var) after the update.",
+        train=True,
     ),
     "input_mutation": small(
         InputMutation,

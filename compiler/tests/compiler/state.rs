@@ -15,7 +15,11 @@ use crate::common::{client, compile_err, repo, temp_dir};
 #[test]
 fn stateful_programs_carry_their_buffers_between_calls() {
     let out = temp_dir("stateful");
-    for (name, state_count) in [("buffer_counter", 1), ("llama_decode", 6)] {
+    for (name, state_count) in [
+        ("buffer_counter", 1),
+        ("llama_decode", 6),
+        ("batch_norm_train", 3),
+    ] {
         let dir = repo().join("testdata/stateful").join(name);
         let meta: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();

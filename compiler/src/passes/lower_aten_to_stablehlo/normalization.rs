@@ -92,8 +92,9 @@ fn batch_norm(op: &AtenOp, e: &Emitter) -> LResult<Vec<TValue>> {
     let xf = e.convert(x, cd)?;
     let running = (op.tensor_opt("running_mean"), op.tensor_opt("running_var"));
     // Statistics: the running ones in inference; the batch's own (biased variance over
-    // every dim but the channel) in training mode or when there are none. Updating the
-    // running statistics is a buffer mutation, which the frontend rejects.
+    // every dim but the channel) in training mode or when there are none. A training
+    // batch norm that updates running statistics arrives as the functional form (the
+    // importer turns the in-place forms into it), which returns their next values.
     let (mean_b, var_b, batch_stats) = match running {
         (Some(m), Some(v)) if !training => (per_channel(e, m, &xf)?, per_channel(e, v, &xf)?, None),
         _ => {
