@@ -137,6 +137,18 @@ fn running_stats_written(node: &Node) -> Option<(&str, &str)> {
     }
 }
 
+/// An instance norm that normalizes with the input's statistics and also has running
+/// statistics (`InstanceNorm(track_running_stats=True)` in training mode) updates them
+/// in place; tpuc does not, so such a node is refused rather than left stale.
+fn instance_norm_updates_stats(node: &Node) -> bool {
+    if !node.target.starts_with("aten.instance_norm.") {
+        return false;
+    }
+    let arg = |k: &str| node.args.iter().find(|(n, _)| n == k).map(|(_, a)| a);
+    matches!(arg("use_input_stats"), Some(Arg::Bool(true)))
+        && matches!(arg("running_mean"), Some(Arg::Tensor(_)))
+}
+
 /// The tensors `node` writes in place: an in-place op's first argument, a training
 /// batch norm's running statistics.
 fn written_in_place(node: &Node) -> Vec<&str> {
@@ -580,6 +592,15 @@ impl<'c, 'g> Importer<'c, 'g> {
         }
         if let Some((mean, var)) = running_stats_written(node) {
             return self.import_batch_norm_update(node, mean, var);
+        }
+        if instance_norm_updates_stats(node) {
+            return Err(node_error(
+                node,
+                "instance norm in training mode with running statistics updates them in \
+                 place, which tpuc does not (hint: call model.eval() before exporting, or \
+                 use track_running_stats=False)"
+                    .into(),
+            ));
         }
         let inplace = inplace_functional_name(&node.target);
         let mut ops = self.node_operands(node, None)?;

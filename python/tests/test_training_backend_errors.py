@@ -177,6 +177,10 @@ def test_a_program_tpuc_cannot_compile_names_the_node():
     with pytest.raises(tpuc.CompileError) as e:
         tpuc.compile(Random(), (torch.randn(4, 10), torch.tensor([1, 2, 3, 4])), train=True)
     assert e.value.node and "dropout" in e.value.op and e.value.hint
+    # An instance norm updating running statistics: refused at its node, not left stale.
+    with pytest.raises(tpuc.CompileError) as e:
+        tpuc.compile(nn.InstanceNorm1d(3, track_running_stats=True), (torch.randn(2, 3, 5),))
+    assert "instance_norm" in e.value.op and "model.eval()" in e.value.hint
 
 
 def test_inputs_of_the_wrong_dtype_shape_or_count_are_named():
