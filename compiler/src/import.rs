@@ -553,7 +553,13 @@ impl<'c, 'g> Importer<'c, 'g> {
     /// tensor the caller keeps. A buffer's (a KV cache) is state, returned for the next
     /// call; a parameter's, constant's or user input's would be silently dropped by
     /// functionalizing, so it is refused.
-    fn refuse_input_mutation(&self, name: &str, node: &Node) -> Result<(), CompileError> {
+    /// `why` is appended to the message (empty, or what the node does and a hint).
+    fn refuse_input_mutation(
+        &self,
+        name: &str,
+        node: &Node,
+        why: &str,
+    ) -> Result<(), CompileError> {
         let root = self.root(name);
         let Some(spec) = self.graph.inputs.iter().find(|s| s.name == root) else {
             return Ok(());
@@ -581,7 +587,7 @@ impl<'c, 'g> Importer<'c, 'g> {
             format!(
                 "writes in place into {what} {target}{through}; the write would outlive the \
                  call, and tpuc keeps only buffers as state between calls (dropping the write \
-                 would give wrong results from the second call on)"
+                 would give wrong results from the second call on){why}"
             ),
         ))
     }
@@ -622,7 +628,7 @@ impl<'c, 'g> Importer<'c, 'g> {
         }
         if inplace.is_some() {
             if let (Some((_, Arg::Tensor(m))), Some(first)) = (node.args.first(), results.first()) {
-                self.refuse_input_mutation(m, node)?;
+                self.refuse_input_mutation(m, node, "")?;
                 self.write(m, first.clone(), node)?;
             }
         }
@@ -644,22 +650,12 @@ impl<'c, 'g> Importer<'c, 'g> {
         var: &str,
     ) -> Result<(), CompileError> {
         for name in [mean, var] {
-            self.refuse_input_mutation(name, node)
-                .map_err(|e| match e {
-                    CompileError::Node {
-                        node,
-                        target,
-                        message,
-                    } => CompileError::Node {
-                        node,
-                        target,
-                        message: format!(
-                            "{message} (batch norm in training mode updates its running \
-                         statistics; for inference, call model.eval() before exporting)"
-                        ),
-                    },
-                    other => other,
-                })?;
+            self.refuse_input_mutation(
+                name,
+                node,
+                " (batch norm in training mode updates its running statistics; for \
+                 inference, call model.eval() before exporting)",
+            )?;
         }
         // The node's outputs by position (an unused one may have no name).
         let mut outputs: Vec<Option<&str>> = Vec::new();

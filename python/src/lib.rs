@@ -263,10 +263,16 @@ fn check_auto_shard(options: &Bound<'_, PyDict>) -> PyResult<()> {
     if !get::<bool>(options, "auto_shard")?.unwrap_or(false) {
         return Ok(());
     }
-    for key in ["mesh", "shard", "sharding_rules"] {
+    refuse_fixed_mesh(options, "auto_shard", &["mesh", "shard", "sharding_rules"])
+}
+
+/// The planner (named `who` in the message) chooses the mesh: any of `keys` given is
+/// an OptionError naming it.
+fn refuse_fixed_mesh(options: &Bound<'_, PyDict>, who: &str, keys: &[&str]) -> PyResult<()> {
+    for key in keys {
         if get::<Bound<'_, PyAny>>(options, key)?.is_some() {
             return Err(option_error(format!(
-                "auto_shard chooses the mesh and strategies itself: drop `{key}`"
+                "{who} chooses the mesh and strategies itself: drop `{key}`"
             )));
         }
     }
@@ -411,13 +417,11 @@ fn plan(
     axes: Option<Vec<String>>,
     top: usize,
 ) -> PyResult<String> {
-    for key in ["mesh", "shard", "sharding_rules", "auto_shard"] {
-        if get::<Bound<'_, PyAny>>(keywords, key)?.is_some() {
-            return Err(option_error(format!(
-                "plan() chooses the mesh and strategies itself: drop `{key}`"
-            )));
-        }
-    }
+    refuse_fixed_mesh(
+        keywords,
+        "plan()",
+        &["mesh", "shard", "sharding_rules", "auto_shard"],
+    )?;
     let cancel = Arc::new(AtomicBool::new(false));
     let mut base = compile_options(keywords, cancel.clone())?;
     // The candidates compile without the topology's own libtpu step.
