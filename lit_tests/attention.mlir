@@ -140,27 +140,41 @@
   "func.return"(%0) : (tensor<2x2x4x8xf32>) -> ()
 }) : () -> ()
 
-// enable_gqa with 4 query heads and 2 key/value heads: each kv head is repeated
-// (repeat_interleave: [1, 2, 3, 8] -> [1, 2, 2, 3, 8] -> [1, 4, 3, 8]), then the
-// repeated k is scaled like q (D = 8: 8^(-1/4)).
+// enable_gqa with 4 query heads and 2 key/value heads: query head h reads kv head
+// h / 2. No repeated copy of k or v: k is scaled like q (D = 8: 8^(-1/4)) as it is,
+// the query is viewed as [1, 2 kv heads, 2, 3, 8] and each product batches over the
+// batch and kv-head dimensions, its result viewed back as [1, 4, ...].
 // CHECK-LABEL: sym_name = "sdpa_gqa"
 // CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<1x4x3x8xf32>, [[K:%arg[0-9]+]]: tensor<1x2x3x8xf32>, [[V:%arg[0-9]+]]: tensor<1x2x3x8xf32>)
-// CHECK: [[KB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[K]]) {broadcast_dimensions = array<i64: 0, 1, 3, 4>} : (tensor<1x2x3x8xf32>) -> tensor<1x2x2x3x8xf32>
-// CHECK: [[KR:%[0-9]+]] = "stablehlo.reshape"([[KB]]) : (tensor<1x2x2x3x8xf32>) -> tensor<1x4x3x8xf32>
-// CHECK: [[VB:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[V]]) {broadcast_dimensions = array<i64: 0, 1, 3, 4>}
-// CHECK: [[VR:%[0-9]+]] = "stablehlo.reshape"([[VB]]) : (tensor<1x2x2x3x8xf32>) -> tensor<1x4x3x8xf32>
+// CHECK-NOT: "stablehlo.broadcast_in_dim"([[K]])
 // CHECK: "stablehlo.constant"() {value = dense<0.594603539> : tensor<f32>}
 // CHECK: [[QS:%[0-9]+]] = "stablehlo.multiply"([[Q]], {{%[0-9]+}})
 // CHECK: "stablehlo.constant"() {value = dense<0.594603539> : tensor<f32>}
-// CHECK: [[KS:%[0-9]+]] = "stablehlo.multiply"([[KR]], {{%[0-9]+}})
-// CHECK: [[KT:%[0-9]+]] = "stablehlo.transpose"([[KS]]) {permutation = array<i64: 0, 1, 3, 2>}
-// CHECK: "stablehlo.dot_general"([[QS]], [[KT]])
-// CHECK-SAME: -> tensor<1x4x3x3xf32>
-// CHECK: [[O:%[0-9]+]] = "stablehlo.dot_general"({{%[0-9]+}}, [[VR]])
-// CHECK-SAME: -> tensor<1x4x3x8xf32>
+// CHECK: [[KS:%[0-9]+]] = "stablehlo.multiply"([[K]], {{%[0-9]+}}) : (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32>
+// CHECK-NEXT: [[QG:%[0-9]+]] = "stablehlo.reshape"([[QS]]) : (tensor<1x4x3x8xf32>) -> tensor<1x2x2x3x8xf32>
+// CHECK-NEXT: [[SG:%[0-9]+]] = "stablehlo.dot_general"([[QG]], [[KS]]) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>{{.*}}} : (tensor<1x2x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x2x3x3xf32>
+// CHECK-NEXT: "stablehlo.reshape"([[SG]]) : (tensor<1x2x2x3x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK: [[PG:%[0-9]+]] = "stablehlo.reshape"({{%[0-9]+}}) : (tensor<1x4x3x3xf32>) -> tensor<1x2x2x3x3xf32>
+// CHECK-NEXT: [[OG:%[0-9]+]] = "stablehlo.dot_general"([[PG]], [[V]]) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [2]>{{.*}}} : (tensor<1x2x2x3x3xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x2x3x8xf32>
+// CHECK-NEXT: [[O:%[0-9]+]] = "stablehlo.reshape"([[OG]]) : (tensor<1x2x2x3x8xf32>) -> tensor<1x4x3x8xf32>
 // CHECK-NEXT: "func.return"([[O]])
 "func.func"() <{function_type = (tensor<1x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x4x3x8xf32>, sym_name = "sdpa_gqa"}> ({
 ^bb0(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>):
   %0 = "aten.scaled_dot_product_attention.default"(%q, %k, %v) {enable_gqa = true, operand_names = ["query", "key", "value"]} : (tensor<1x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x4x3x8xf32> loc("sdpa_gqa")
   "func.return"(%0) : (tensor<1x4x3x8xf32>) -> ()
+}) : () -> ()
+
+// enable_gqa where the key and value broadcast along the batch (1 against the
+// query's 2): the kv heads are repeated (broadcast_in_dim + reshape) and the products
+// broadcast as matmul does.
+// CHECK-LABEL: sym_name = "sdpa_gqa_broadcast_batch"
+// CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<2x4x3x8xf32>, [[K:%arg[0-9]+]]: tensor<1x2x3x8xf32>, [[V:%arg[0-9]+]]: tensor<1x2x3x8xf32>)
+// CHECK: "stablehlo.broadcast_in_dim"([[K]]) {broadcast_dimensions = array<i64: 0, 1, 3, 4>} : (tensor<1x2x3x8xf32>) -> tensor<1x2x2x3x8xf32>
+// CHECK: "stablehlo.broadcast_in_dim"([[V]]) {broadcast_dimensions = array<i64: 0, 1, 3, 4>} : (tensor<1x2x3x8xf32>) -> tensor<1x2x2x3x8xf32>
+// CHECK: "stablehlo.dot_general"({{.*}}tensor<2x4x3x8xf32>
+// CHECK: "func.return"
+"func.func"() <{function_type = (tensor<2x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<2x4x3x8xf32>, sym_name = "sdpa_gqa_broadcast_batch"}> ({
+^bb0(%q: tensor<2x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>):
+  %0 = "aten.scaled_dot_product_attention.default"(%q, %k, %v) {enable_gqa = true, operand_names = ["query", "key", "value"]} : (tensor<2x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<2x4x3x8xf32> loc("sdpa_gqa_broadcast_batch")
+  "func.return"(%0) : (tensor<2x4x3x8xf32>) -> ()
 }) : () -> ()

@@ -11,6 +11,9 @@
 //!   specializations/<k=v,...>.mlir   specialization_file: its programs compiled ahead of time
 //!   tpu/<topology>/libtpu-<build>.executable
 //!                                    tpu_executable_file: TPU executables (--topology)
+//!   tpu/<topology>/libtpu-<build>.optimized.hlo.pb
+//!                                    tpu_optimized_program_file: the program as libtpu
+//!                                    optimized it (`tpuc report --top`)
 //! ```
 //!
 //! The manifest records each file it uses by its path relative to the directory; the
@@ -58,6 +61,14 @@ pub fn tpu_executable_file(topology: &str, build_key: &str) -> PathBuf {
         .join(format!("libtpu-{build_key}.executable"))
 }
 
+/// The file of the TPU-optimized program (an XLA `HloModuleProto`) of the executable
+/// [`tpu_executable_file`] names: `tpu/<topology>/libtpu-<build_key>.optimized.hlo.pb`.
+pub fn tpu_optimized_program_file(topology: &str, build_key: &str) -> PathBuf {
+    PathBuf::from(TPU_DIR)
+        .join(file_component(topology))
+        .join(format!("libtpu-{build_key}.optimized.hlo.pb"))
+}
+
 fn file_component(text: &str) -> String {
     text.chars()
         .map(|c| match c {
@@ -83,6 +94,10 @@ mod tests {
         assert_eq!(
             tpu_executable_file("v5e:2x2", "0123abcd"),
             PathBuf::from("tpu/v5e-2x2/libtpu-0123abcd.executable")
+        );
+        assert_eq!(
+            tpu_optimized_program_file("v5e:2x2", "0123abcd"),
+            PathBuf::from("tpu/v5e-2x2/libtpu-0123abcd.optimized.hlo.pb")
         );
     }
 }

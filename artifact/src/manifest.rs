@@ -186,6 +186,11 @@ pub struct TpuExecutable {
     pub stablehlo_version: String,
     /// `PJRT_Executable_Serialize`'s bytes.
     pub executable: FileRef,
+    /// The program as libtpu optimized it (`PJRT_Executable_OptimizedProgram`, an XLA
+    /// `HloModuleProto`): where `tpuc report --top` finds each operation's traffic and
+    /// FLOPs. Absent from artifacts compiled before it was kept, or when libtpu gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimized_program: Option<FileRef>,
     pub report: TpuReport,
 }
 

@@ -157,11 +157,22 @@ enum Command {
     /// temporary and peak memory, generated code, FLOPs, transcendentals and bytes
     /// accessed, and whether the model fits the chip's HBM (from `tpuc compile
     /// --topology`; no TPU or libtpu needed).
+    ///
+    /// Each executable's main-memory (HBM) traffic per call is estimated from the
+    /// TPU-optimized program kept in the artifact and set against its argument bytes
+    /// (what a call must read at least) and the chip's roofline; libtpu's own "bytes
+    /// accessed" also counts its copies into on-chip memory. `--top N` lists where the
+    /// bytes and FLOPs go: the N operations (XLA fusions, copies, collectives) that move
+    /// the most and the N that compute the most, each with the graph node it came from.
     Report {
         artifact: PathBuf,
-        /// Print the report as JSON.
+        /// Print the report as JSON (with --top N: N operations of each list; else 10).
         #[arg(long)]
         json: bool,
+        /// List the N operations with the most main-memory traffic and the N with the
+        /// most FLOPs.
+        #[arg(long, value_name = "N")]
+        top: Option<usize>,
     },
     /// Measure an artifact: load time, per-call latency percentiles and throughput.
     ///
@@ -274,7 +285,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             ..
         } => devices::topologies(libtpu.as_deref()),
         Command::Devices { plugin, .. } => devices::devices(plugin.as_deref()),
-        Command::Report { artifact, json } => report::report(&artifact, json),
+        Command::Report {
+            artifact,
+            json,
+            top,
+        } => report::report(&artifact, json, top),
         Command::Bench {
             artifact,
             inputs,

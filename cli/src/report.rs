@@ -1,12 +1,16 @@
-//! `tpuc report ARTIFACT [--json]`: what the artifact's TPU executables need per chip,
-//! from the figures `tpuc compile --topology` recorded (XLA's memory statistics and
-//! cost analysis from libtpu), and for a training step its memory by what it holds
-//! (parameters, optimizer state, gradients, activations). Reads the manifest only: no
-//! plugin, no TPU.
+//! `tpuc report ARTIFACT [--top N] [--json]`: what the artifact's TPU executables need
+//! per chip, from the figures `tpuc compile --topology` recorded (XLA's memory
+//! statistics and cost analysis from libtpu), and for a training step its memory by
+//! what it holds (parameters, optimizer state, gradients, activations). From the
+//! TPU-optimized program kept beside each executable: its main-memory traffic against
+//! its argument bytes, its time at the chip's roofline, and with `--top N` the
+//! operations that move the most bytes and do the most FLOPs, each with its graph node
+//! (`tpuc_runtime::hlo_cost`). Reads the artifact only: no plugin, no TPU.
 
 use std::path::Path;
 use std::process::ExitCode;
 
+use tpuc_runtime::hlo_cost::{program_cost, OpCost, ProgramCost};
 use tpuc_runtime::manifest::TpuExecutable;
 use tpuc_runtime::training::{memory_per_device, MemoryShares};
 
@@ -74,15 +78,164 @@ fn line(e: &TpuExecutable) -> Vec<String> {
     out
 }
 
-pub fn report(artifact: &Path, json: bool) -> Result<ExitCode, String> {
+/// Seconds in milliseconds, or microseconds below one.
+fn seconds(s: f64) -> String {
+    if s >= 1e-3 {
+        format!("{:.3} ms", s * 1e3)
+    } else {
+        format!("{:.3} us", s * 1e6)
+    }
+}
+
+/// Bytes in the unit that suits them (decimal: what bandwidths are quoted in).
+fn gb(bytes: f64) -> String {
+    match bytes {
+        b if b >= 1e9 => format!("{:.3} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.2} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.2} kB", b / 1e3),
+        b => format!("{b:.0} B"),
+    }
+}
+
+/// The cost of executable `e`'s optimized program, read from the artifact (`Ok(None)`
+/// for an artifact compiled before tpuc kept it).
+fn optimized_cost(artifact: &Path, e: &TpuExecutable) -> Result<Option<ProgramCost>, String> {
+    let Some(file) = &e.optimized_program else {
+        return Ok(None);
+    };
+    let path = artifact.join(&file.file);
+    let bytes =
+        std::fs::read(&path).map_err(|err| format!("cannot read `{}`: {err}", path.display()))?;
+    if file.checksum.same_kind_of(&bytes) != file.checksum {
+        return Err(format!(
+            "`{}` does not match its checksum in the manifest: the artifact is damaged; compile it again",
+            path.display()
+        ));
+    }
+    program_cost(&bytes)
+        .map(Some)
+        .ok_or_else(|| format!("`{}` is not an XLA HloModuleProto", path.display()))
+}
+
+/// Main-memory traffic against the arguments, and the roofline time per call.
+fn traffic_lines(e: &TpuExecutable, cost: &ProgramCost) -> Vec<String> {
+    let r = &e.report;
+    let args = r.argument_bytes.max(1) as f64;
+    let hbm = cost.hbm_bytes as f64;
+    let mut out = vec![format!(
+        "  traffic per call: {} of main memory (HBM), {:.2}x the arguments' {}{}; over every memory space, its prefetches into on-chip memory included, {} ({:.2}x; libtpu's cost analysis: {})",
+        gb(hbm),
+        hbm / args,
+        gb(args),
+        if cost.loops { " (loop bodies counted once)" } else { "" },
+        gb(cost.bytes as f64),
+        cost.bytes as f64 / args,
+        gb(r.bytes_accessed),
+    )];
+    if let Some((flops_per_s, hbm_per_s, _)) = tpuc_runtime::tpu::chip_rates(&e.topology) {
+        let memory = hbm / hbm_per_s;
+        let compute = r.flops / flops_per_s;
+        out.push(format!(
+            "  roofline per call: {} ({}): memory {} at {:.0} GB/s, compute {} for {:.4e} FLOP at {:.0} bf16 TFLOP/s",
+            seconds(memory.max(compute)),
+            if memory >= compute { "memory-bound" } else { "compute-bound" },
+            seconds(memory),
+            hbm_per_s / 1e9,
+            seconds(compute),
+            r.flops,
+            flops_per_s / 1e12
+        ));
+    }
+    out
+}
+
+/// The `n` operations with the most traffic and the `n` with the most FLOPs.
+fn top_lines(cost: &ProgramCost, n: usize) -> Vec<String> {
+    let row = |o: &OpCost, share: f64| {
+        let node = if o.node.is_empty() {
+            "-"
+        } else {
+            o.node.as_str()
+        };
+        format!(
+            "    {:>10} {:>5.1}% {:>10.3e} FLOP  {:<28} {:<28} {} ({})",
+            gb(o.hbm_bytes as f64),
+            100.0 * share,
+            o.flops,
+            o.kind,
+            o.shape,
+            node,
+            o.name
+        )
+    };
+    let mut out = vec![format!(
+        "  top {n} operations by main-memory traffic (of {}; graph node, then XLA's name):",
+        gb(cost.hbm_bytes as f64)
+    )];
+    for o in cost.top_by_hbm(n) {
+        out.push(row(o, o.hbm_bytes as f64 / cost.hbm_bytes.max(1) as f64));
+    }
+    out.push(format!(
+        "  top {n} operations by FLOPs (of {:.4e}; the share is of the FLOPs):",
+        cost.flops
+    ));
+    for o in cost.top_by_flops(n) {
+        out.push(row(o, o.flops / cost.flops.max(1.0)));
+    }
+    out
+}
+
+fn op_json(o: &OpCost) -> serde_json::Value {
+    serde_json::json!({
+        "name": o.name,
+        "kind": o.kind,
+        "shape": o.shape,
+        "node": o.node,
+        "hbm_bytes": o.hbm_bytes,
+        "bytes": o.bytes,
+        "flops": o.flops,
+    })
+}
+
+pub fn report(artifact: &Path, json: bool, top: Option<usize>) -> Result<ExitCode, String> {
     let manifest = tpuc_runtime::session::read_manifest(artifact).map_err(|e| e.to_string())?;
     let shares = memory_per_device(&manifest);
+    let costs = manifest
+        .tpu_executables
+        .iter()
+        .map(|e| optimized_cost(artifact, e))
+        .collect::<Result<Vec<_>, String>>()?;
+    if top.is_some() && costs.iter().all(Option::is_none) && !manifest.tpu_executables.is_empty() {
+        return Err(format!(
+            "{} keeps no TPU-optimized program (compiled by an older tpuc): compile it again with --topology to list its operations",
+            artifact.display()
+        ));
+    }
     if json {
         let training = shares.map(|m| m.to_json());
+        let traffic: Vec<serde_json::Value> = manifest
+            .tpu_executables
+            .iter()
+            .zip(&costs)
+            .map(|(e, c)| match c {
+                None => serde_json::json!({"topology": e.topology}),
+                Some(c) => serde_json::json!({
+                    "topology": e.topology,
+                    "hbm_bytes": c.hbm_bytes,
+                    "bytes": c.bytes,
+                    "flops": c.flops,
+                    "hbm_bytes_per_argument_byte": c.hbm_bytes as f64 / e.report.argument_bytes.max(1) as f64,
+                    "loops_counted_once": c.loops,
+                    "top_by_hbm": c.top_by_hbm(top.unwrap_or(10)).into_iter().map(op_json).collect::<Vec<_>>(),
+                    "top_by_flops": c.top_by_flops(top.unwrap_or(10)).into_iter().map(op_json).collect::<Vec<_>>(),
+                }),
+            })
+            .collect();
         let text = serde_json::to_string_pretty(&serde_json::json!({
             "artifact": artifact.display().to_string(),
             "matmul_precision": manifest.matmul_precision,
             "tpu_executables": manifest.tpu_executables,
+            "traffic": traffic,
             "training_memory_per_device": training,
         }))
         .map_err(|e| e.to_string())?;
@@ -101,9 +254,19 @@ pub fn report(artifact: &Path, json: bool) -> Result<ExitCode, String> {
         artifact.display(),
         manifest.matmul_precision
     );
-    for e in &manifest.tpu_executables {
+    for (e, cost) in manifest.tpu_executables.iter().zip(&costs) {
         for l in line(e) {
             outln!("{l}");
+        }
+        if let Some(cost) = cost {
+            for l in traffic_lines(e, cost) {
+                outln!("{l}");
+            }
+            if let Some(n) = top {
+                for l in top_lines(cost, n) {
+                    outln!("{l}");
+                }
+            }
         }
         for l in training_lines(shares, e.report.temp_bytes) {
             outln!("{l}");

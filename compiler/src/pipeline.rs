@@ -8,7 +8,7 @@
 //!
 //! | phase | passes |
 //! |---|---|
-//! | input | `aten-outline-composites` (-O2, targets with composites) |
+//! | input | `aten-fold-repeat-kv` (-O2), `aten-outline-composites` (-O2, targets with composites) |
 //! | lowering | `lower-aten-to-stablehlo`, `matmul-precision-*` (unless `highest`) |
 //! | training | `tpuc-optimizer` (`--train`: the optimizer's update inside the program) |
 //! | cleanup | `stablehlo-fold-constants`, `-simplify`, `-gather-to-slice`, `-fold-transpose` (-O2); `stablehlo-dce`, `-cse` (-O1) |
@@ -283,6 +283,9 @@ pub fn for_compile(options: &CompileOptions, facts: &ProgramFacts) -> Pipeline {
     let level = options.opt_level;
     let composites = options.target.spec().outlines_composites;
     let mut p = Pipeline::default();
+    if level >= OptLevel::O2 {
+        p.push(Phase::Input, PassSpec::new(passes::fold_repeat_kv::NAME));
+    }
     if level >= OptLevel::O2 && composites {
         p.push(Phase::Input, PassSpec::new("aten-outline-composites"));
     }

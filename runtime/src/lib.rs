@@ -39,6 +39,7 @@ pub mod training;
 pub mod version;
 
 pub use tpuc_artifact::xla::compile_options;
+pub use tpuc_artifact::xla::cost as hlo_cost;
 pub use tpuc_artifact::xla::opcodes as hlo;
 pub use tpuc_artifact::{dtype, layout, manifest, npy, safetensors, sharding, symbolic, tensor};
 

@@ -209,6 +209,9 @@ pub struct TopologyCompile {
     /// does not give it).
     pub collectives: Vec<(String, crate::hlo::OpcodeStats)>,
     pub serialized: Vec<u8>,
+    /// The TPU-optimized program, a serialized `HloModuleProto` (`None` when libtpu
+    /// does not give it).
+    pub optimized: Option<Vec<u8>>,
 }
 
 /// The opcodes of XLA's collectives (and their asynchronous `-start` halves).
@@ -288,12 +291,13 @@ pub fn compile_on(
     let cost = exe.cost_analysis().map_err(|e| e.to_string())?;
     let code = exe.generated_code_size().unwrap_or(0);
     let serialized = exe.serialize().map_err(|e| e.to_string())?;
-    let collectives = exe
+    let optimized: Option<Vec<u8>> = exe
         .optimized_program()
         .ok()
-        .and_then(|(format, code)| {
-            crate::hlo::opcode_stats(&crate::hlo::module_of(&format, &code)?)
-        })
+        .and_then(|(format, code)| crate::hlo::module_of(&format, &code).map(|m| m.into_owned()));
+    let collectives = optimized
+        .as_deref()
+        .and_then(crate::hlo::opcode_stats)
         .map(|stats| {
             stats
                 .into_iter()
@@ -327,6 +331,21 @@ pub fn compile_on(
         build_key,
         collectives,
         serialized,
+        optimized,
+    })
+}
+
+/// A TPU generation's published peak rates per chip: bf16 FLOP/s, HBM bytes/s and
+/// inter-chip interconnect bytes/s.
+pub fn chip_rates(topology: &str) -> Option<(f64, f64, f64)> {
+    let generation = topology.split(':').next()?;
+    Some(match generation {
+        "v4" => (275e12, 1228e9, 300e9),
+        "v5e" | "v5litepod" => (197e12, 819e9, 200e9),
+        "v5p" => (459e12, 2765e9, 600e9),
+        "v6e" => (918e12, 1640e9, 448e9),
+        "tpu7x" => (2307e12, 7370e9, 1200e9),
+        _ => return None,
     })
 }
 
@@ -516,6 +535,19 @@ pub fn compile_for_topologies(
         }
         std::fs::write(&path, &compiled.serialized)
             .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+        let optimized_program = match &compiled.optimized {
+            Some(module) => {
+                let relative = crate::layout::tpu_optimized_program_file(name, &compiled.build_key);
+                let path = dir.join(&relative);
+                std::fs::write(&path, module)
+                    .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                Some(FileRef {
+                    file: relative.to_string_lossy().into_owned(),
+                    checksum: crate::manifest::Checksum::of(module),
+                })
+            }
+            None => None,
+        };
         if !report.fits {
             say(&format!(
                 "warning: on {name} the program needs {} per device at its peak; a device has {}",
@@ -540,6 +572,7 @@ pub fn compile_for_topologies(
                 file: relative.to_string_lossy().into_owned(),
                 checksum: crate::manifest::Checksum::of(&compiled.serialized),
             },
+            optimized_program,
             report,
         });
     }

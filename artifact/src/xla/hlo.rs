@@ -104,6 +104,9 @@ pub struct HloInstructionProto {
     pub metadata: Option<OpMetadata>,
     #[prost(message, optional, tag = "8")]
     pub literal: Option<LiteralProto>,
+    /// A fusion's kind (`kLoop`, `kOutput`, `kCustom`...).
+    #[prost(string, tag = "11")]
+    pub fusion_kind: String,
     #[prost(int64, tag = "9")]
     pub parameter_number: i64,
     #[prost(int64, tag = "13")]
@@ -118,6 +121,8 @@ pub struct HloInstructionProto {
     pub slice_dimensions: Vec<SliceDimensions>,
     #[prost(message, optional, tag = "21")]
     pub padding_config: Option<PaddingConfig>,
+    #[prost(string, tag = "28")]
+    pub custom_call_target: String,
     #[prost(message, optional, tag = "30")]
     pub dot_dimension_numbers: Option<DotDimensionNumbers>,
     #[prost(message, optional, tag = "33")]
@@ -176,6 +181,10 @@ pub struct ShapeProto {
 pub struct LayoutProto {
     #[prost(int64, repeated, tag = "1")]
     pub minor_to_major: Vec<i64>,
+    /// The memory a value lives in: 0 is the device's main memory (HBM on a TPU);
+    /// XLA's memory-space assignment puts values it prefetches in others (`S(1)`).
+    #[prost(int64, tag = "8")]
+    pub memory_space: i64,
 }
 
 #[derive(Clone, PartialEq, Message)]

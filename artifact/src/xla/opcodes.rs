@@ -14,7 +14,7 @@ use super::hlo::{HloModuleProto, HloModuleProtoWithConfig, ShapeProto};
 
 /// Bytes per element of an XLA `PrimitiveType` (sub-byte types count as one byte;
 /// tokens, tuples and unknown types as none).
-fn element_bytes(primitive_type: i32) -> u64 {
+pub(super) fn element_bytes(primitive_type: i32) -> u64 {
     match primitive_type {
         1 | 2 | 6 | 19 | 20 | 21 | 22 | 26 | 27 => 1, // PRED, S8, U8, F8 kinds, S4/U4, S2/U2
         3 | 7 | 10 | 16 => 2,                         // S16, U16, F16, BF16
@@ -26,7 +26,7 @@ fn element_bytes(primitive_type: i32) -> u64 {
 }
 
 /// The bytes of a shape: an array's elements, a tuple's leaves summed.
-fn shape_bytes(shape: &ShapeProto) -> u64 {
+pub(super) fn shape_bytes(shape: &ShapeProto) -> u64 {
     if !shape.tuple_shapes.is_empty() {
         return shape.tuple_shapes.iter().map(shape_bytes).sum();
     }

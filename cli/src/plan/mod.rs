@@ -257,19 +257,7 @@ pub fn estimate(manifest: &Manifest, candidate: &Candidate, largest: u64) -> (u6
     (bytes + 2 * largest / split, traffic)
 }
 
-/// A TPU generation's published peak rates per chip: bf16 FLOP/s, HBM bytes/s and
-/// inter-chip interconnect bytes/s.
-pub fn chip_rates(topology: &str) -> Option<(f64, f64, f64)> {
-    let generation = topology.split(':').next()?;
-    Some(match generation {
-        "v4" => (275e12, 1228e9, 300e9),
-        "v5e" | "v5litepod" => (197e12, 819e9, 200e9),
-        "v5p" => (459e12, 2765e9, 600e9),
-        "v6e" => (918e12, 1640e9, 448e9),
-        "tpu7x" => (2307e12, 7370e9, 1200e9),
-        _ => return None,
-    })
-}
+pub use tpuc_runtime::tpu::chip_rates;
 
 /// How many bf16 MXU passes an f32 matmul takes at `precision` (XLA's TPU
 /// algorithms: `highest` six, `high` three, `default` one).

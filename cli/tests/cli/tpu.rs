@@ -393,3 +393,107 @@ fn optimization_level_and_matmul_precision_show_in_the_report() {
     assert!(differs(&o2, &high), "highest {o2:?}\nhigh {high:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The TPU-optimized program is kept beside each executable, and `tpuc report` reads it:
+/// the main-memory traffic against the arguments, the roofline, and with `--top N` the
+/// operations that move and compute the most, by graph node. Its FLOP count agrees with
+/// libtpu's cost analysis. An artifact from before the file was kept still reports (and
+/// `--top` says why it cannot); a damaged file is refused.
+#[test]
+fn report_top_lists_operations_by_traffic_and_flops() {
+    if !libtpu_present() {
+        return;
+    }
+    let dir = temp("report-top");
+    let model = repo().join("testdata/models/llama/core.pt2");
+    let art = dir.join("llama.tpuc");
+    let m = compile(&model, &art, "v5e:1x1", &[]).unwrap();
+    let e = &m.tpu_executables[0];
+    let file = e
+        .optimized_program
+        .as_ref()
+        .expect("optimized program kept");
+    let bytes = std::fs::read(art.join(&file.file)).unwrap();
+    assert_eq!(tpuc_runtime::manifest::Checksum::of(&bytes), file.checksum);
+    let cost = tpuc_runtime::hlo_cost::program_cost(&bytes).unwrap();
+    let ratio = cost.flops / e.report.flops;
+    assert!(
+        (0.8..1.25).contains(&ratio),
+        "{} vs libtpu's {}",
+        cost.flops,
+        e.report.flops
+    );
+    assert!(
+        cost.hbm_bytes > 0 && cost.hbm_bytes <= cost.bytes,
+        "{cost:?}"
+    );
+
+    let (ok, out, err) = tpuc(&["report", art.to_str().unwrap(), "--top", "4"]);
+    assert!(ok, "{err}");
+    for wanted in [
+        "traffic per call:",
+        "of main memory (HBM)",
+        "x the arguments'",
+        "roofline per call:",
+        "top 4 operations by main-memory traffic",
+        "top 4 operations by FLOPs",
+    ] {
+        assert!(out.contains(wanted), "{wanted}:\n{out}");
+    }
+    // The most FLOPs are in the model's matmuls (Core ATen `mm`/`bmm` nodes).
+    let flops_rows: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains("operations by FLOPs"))
+        .skip(1)
+        .collect();
+    assert_eq!(flops_rows.len(), 4, "{out}");
+    assert!(flops_rows[0].contains("mm"), "{out}");
+
+    let (ok, json, err) = tpuc(&["report", art.to_str().unwrap(), "--json", "--top", "2"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let t = &v["traffic"][0];
+    assert_eq!(t["hbm_bytes"].as_u64(), Some(cost.hbm_bytes));
+    assert_eq!(t["top_by_hbm"].as_array().unwrap().len(), 2);
+    assert!(
+        t["top_by_flops"][0]["node"]
+            .as_str()
+            .unwrap()
+            .contains("mm"),
+        "{t}"
+    );
+
+    // An artifact compiled before the optimized program was kept.
+    let old = dir.join("old.tpuc");
+    let (ok, _, err) = tpuc(&[
+        "compile",
+        model.to_str().unwrap(),
+        "-o",
+        old.to_str().unwrap(),
+        "--topology",
+        "v5e:1x1",
+    ]);
+    assert!(ok, "{err}");
+    let path = old.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let removed = manifest["tpu_executables"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("optimized_program");
+    assert!(removed.is_some());
+    std::fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let (ok, out, err) = tpuc(&["report", old.to_str().unwrap()]);
+    assert!(ok && !out.contains("traffic per call"), "{out}{err}");
+    let (ok, _, err) = tpuc(&["report", old.to_str().unwrap(), "--top", "3"]);
+    assert!(
+        !ok && err.contains("keeps no TPU-optimized program"),
+        "{err}"
+    );
+
+    // A damaged file.
+    std::fs::write(art.join(&file.file), b"not a module").unwrap();
+    let (ok, _, err) = tpuc(&["report", art.to_str().unwrap()]);
+    assert!(!ok && err.contains("does not match its checksum"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

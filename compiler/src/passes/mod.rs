@@ -14,6 +14,7 @@ pub mod cse;
 pub mod dce;
 pub mod fold_batch_reshape;
 pub mod fold_constants;
+pub mod fold_repeat_kv;
 pub mod fold_transpose;
 pub mod gather_to_slice;
 pub(crate) mod ir;
@@ -114,6 +115,9 @@ fn plain(spec: &PassSpec, pass: impl Pass + 'static) -> Result<Box<dyn Pass>, Co
 fn entries() -> Vec<(&'static str, Constructor)> {
     use crate::targets::neuron;
     vec![
+        (fold_repeat_kv::NAME, |s, _| {
+            plain(s, fold_repeat_kv::FoldRepeatKv)
+        }),
         ("aten-outline-composites", |s, _| {
             plain(s, outline_aten_composites::OutlineAtenComposites)
         }),

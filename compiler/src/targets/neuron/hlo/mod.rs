@@ -178,6 +178,7 @@ pub fn array_shape(ty: &TensorType) -> ShapeProto {
         tuple_shapes: Vec::new(),
         layout: Some(LayoutProto {
             minor_to_major: (0..ty.rank() as i64).rev().collect(),
+            ..Default::default()
         }),
     }
 }
