@@ -30,6 +30,11 @@
 #                prefill and decode program planned with `tpuc plan` for its TPU slice and
 #                compiled by libtpu; writes BENCH-zoo.md (hours on 2 cores). Not part of
 #                make test.
+#   make zoo-traffic [BEFORE=<older tpuc>]   each zoo program compiled for its slice with
+#                the plan BENCH-zoo.md names, and `tpuc report`'s HBM traffic, FLOPs and
+#                roofline per device against its argument bytes and the model's own FLOPs
+#                (scripts/zoo_traffic.py; with BEFORE, that tpuc's too); writes its section
+#                of BENCH-zoo.md (about an hour on 2 cores). Not part of make test.
 
 SHELL := /bin/bash
 REPO := $(abspath .)
@@ -42,7 +47,7 @@ RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
 TESTDATA_VENV := $(REPO)/.deps/testdata-venv
 
-.PHONY: python python-venv python-test zoo coverage-causal-lm testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: python python-venv python-test zoo zoo-traffic coverage-causal-lm testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -157,6 +162,14 @@ zoo: setup testdata-venv
 	$(TESTDATA_VENV)/bin/python testdata/zoo/generate.py --out target/zoo
 	TPUC_CACHE_DIR=$(REPO)/target/zoo-cache python3 scripts/zoo_table.py --tpuc target/release/tpuc \
 		--zoo target/zoo --out BENCH-zoo.md --rows target/zoo/rows --command "make zoo"
+
+zoo-traffic: setup testdata-venv
+	$(CARGO) build --release -p tpuc-cli --bin tpuc
+	@for m in $$($(TESTDATA_VENV)/bin/python testdata/zoo/generate.py --list | cut -d' ' -f1); do \
+		test -f target/zoo/$$m/meta.json || $(TESTDATA_VENV)/bin/python testdata/zoo/generate.py --out target/zoo $$m || exit 1; \
+	done
+	python3 scripts/zoo_traffic.py --tpuc target/release/tpuc --zoo target/zoo --bench BENCH-zoo.md \
+		--rows target/zoo/traffic-rows $(if $(BEFORE),--before $(BEFORE)) --command "make zoo-traffic$(if $(BEFORE), BEFORE=...)"
 
 testdata-venv:
 	@test -x $(TESTDATA_VENV)/bin/python || python3 -m venv $(TESTDATA_VENV)

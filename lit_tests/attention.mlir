@@ -178,3 +178,29 @@
   %0 = "aten.scaled_dot_product_attention.default"(%q, %k, %v) {enable_gqa = true, operand_names = ["query", "key", "value"]} : (tensor<2x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<2x4x3x8xf32> loc("sdpa_gqa_broadcast_batch")
   "func.return"(%0) : (tensor<2x4x3x8xf32>) -> ()
 }) : () -> ()
+
+// Long prompts: 2,048 queries against 2,048 keys over 4 heads make 64 MiB of f32
+// scores, more than the 32 MiB computed in one piece: the output is computed in a
+// stablehlo.while over 2 blocks of 1,024 query rows (an i32 counter, block i starting
+// at row min(i * 1024, 2048 - 1024)), each block's rows read with dynamic_slice, its
+// causal mask offset by the block's first row, its output written with
+// dynamic_update_slice. No 2048x2048 value is made.
+// CHECK-LABEL: sym_name = "sdpa_long_causal"
+// CHECK-NOT: tensor<1x4x2048x2048xf32>
+// CHECK: "stablehlo.while"
+// CHECK: [[N:%[0-9]+]] = "stablehlo.constant"() {value = dense<2> : tensor<i32>}
+// CHECK-NEXT: "stablehlo.compare"({{%arg[0-9]+}}, [[N]]) {{.*}}comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+// CHECK: "stablehlo.constant"() {value = dense<1024> : tensor<i32>}
+// CHECK: "stablehlo.dynamic_slice"({{.*}}) {slice_sizes = array<i64: 1, 4, 1024, 8>} : (tensor<1x4x2048x8xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x4x1024x8xf32>
+// CHECK-NOT: tensor<1x4x2048x2048xf32>
+// CHECK: "stablehlo.convert"({{%[0-9a-z]+}}) : (tensor<i32>) -> tensor<i64>
+// CHECK: "stablehlo.add"({{.*}}) : (tensor<1024x2048xi64>, tensor<1024x2048xi64>) -> tensor<1024x2048xi64>
+// CHECK: -> tensor<1x4x1024x2048xf32>
+// CHECK: "stablehlo.dynamic_update_slice"({{.*}}) : (tensor<1x4x2048x8xf32>, tensor<1x4x1024x8xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x4x2048x8xf32>
+// CHECK-NOT: tensor<1x4x2048x2048xf32>
+// CHECK: "func.return"
+"func.func"() <{function_type = (tensor<1x4x2048x8xf32>, tensor<1x4x2048x8xf32>, tensor<1x4x2048x8xf32>) -> tensor<1x4x2048x8xf32>, sym_name = "sdpa_long_causal"}> ({
+^bb0(%q: tensor<1x4x2048x8xf32>, %k: tensor<1x4x2048x8xf32>, %v: tensor<1x4x2048x8xf32>):
+  %0 = "aten.scaled_dot_product_attention.default"(%q, %k, %v) {is_causal = true, operand_names = ["query", "key", "value"]} : (tensor<1x4x2048x8xf32>, tensor<1x4x2048x8xf32>, tensor<1x4x2048x8xf32>) -> tensor<1x4x2048x8xf32> loc("sdpa_long_causal")
+  "func.return"(%0) : (tensor<1x4x2048x8xf32>) -> ()
+}) : () -> ()

@@ -76,6 +76,12 @@ pub struct Manifest {
     /// parameters, optimizer state and the step counter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub training: Option<crate::training::Training>,
+    /// The exported graph's own FLOPs per call, whole program (its matrix products,
+    /// convolutions, attention and grouped matmuls at the routed rows, by their
+    /// definition: `tpuc_compiler::model_flops`), what `tpuc report` sets XLA's FLOPs
+    /// against. Absent when the graph has none, or from an older tpuc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_flops: Option<f64>,
 }
 
 /// One value of the graph returned as an output by `tpuc compile --debug-outputs`.

@@ -106,7 +106,7 @@ fn optimized_cost(artifact: &Path, e: &TpuExecutable) -> Result<Option<ProgramCo
     let path = artifact.join(&file.file);
     let bytes =
         std::fs::read(&path).map_err(|err| format!("cannot read `{}`: {err}", path.display()))?;
-    if file.checksum.same_kind_of(&bytes) != file.checksum {
+    if !file.checksum.matches(&bytes) {
         return Err(format!(
             "`{}` does not match its checksum in the manifest: the artifact is damaged; compile it again",
             path.display()
@@ -115,6 +115,32 @@ fn optimized_cost(artifact: &Path, e: &TpuExecutable) -> Result<Option<ProgramCo
     program_cost(&bytes)
         .map(Some)
         .ok_or_else(|| format!("`{}` is not an XLA HloModuleProto", path.display()))
+}
+
+/// The FLOPs of one call per device: tpuc's count of the optimized program, which
+/// multiplies a loop's body by its trip count, or else libtpu's, which counts it once.
+fn device_flops(e: &TpuExecutable, cost: Option<&ProgramCost>) -> f64 {
+    cost.map_or(e.report.flops, |c| c.flops)
+}
+
+/// The executable's FLOPs per device against the model's own, split evenly over its
+/// devices.
+fn flops_line(
+    model_flops: Option<f64>,
+    e: &TpuExecutable,
+    cost: Option<&ProgramCost>,
+) -> Option<String> {
+    let model = model_flops?;
+    let devices = e.report.partitions.max(1) as f64;
+    let flops = device_flops(e, cost);
+    Some(format!(
+        "  FLOPs per device: {:.4e}{}, {:.2}x the model's own {:.4e}{} (its matmuls, attention and routed grouped matmuls by their definition)",
+        flops,
+        if cost.is_some() { " (counted in the optimized program, loops by their trip counts)" } else { "" },
+        flops * devices / model,
+        model,
+        if devices > 1.0 { format!(" over {devices} devices") } else { String::new() }
+    ))
 }
 
 /// Main-memory traffic against the arguments, and the roofline time per call.
@@ -132,21 +158,40 @@ fn traffic_lines(e: &TpuExecutable, cost: &ProgramCost) -> Vec<String> {
         cost.bytes as f64 / args,
         gb(r.bytes_accessed),
     )];
-    if let Some((flops_per_s, hbm_per_s, _)) = tpuc_runtime::tpu::chip_rates(&e.topology) {
-        let memory = hbm / hbm_per_s;
-        let compute = r.flops / flops_per_s;
+    if let Some(t) = Roofline::of(e, cost) {
         out.push(format!(
             "  roofline per call: {} ({}): memory {} at {:.0} GB/s, compute {} for {:.4e} FLOP at {:.0} bf16 TFLOP/s",
-            seconds(memory.max(compute)),
-            if memory >= compute { "memory-bound" } else { "compute-bound" },
-            seconds(memory),
-            hbm_per_s / 1e9,
-            seconds(compute),
-            r.flops,
-            flops_per_s / 1e12
+            seconds(t.memory.max(t.compute)),
+            if t.memory >= t.compute { "memory-bound" } else { "compute-bound" },
+            seconds(t.memory),
+            t.hbm_per_s / 1e9,
+            seconds(t.compute),
+            cost.flops,
+            t.flops_per_s / 1e12
         ));
     }
     out
+}
+
+/// An executable's time per call at its chip's published rates: its main-memory
+/// traffic over the HBM bandwidth, its FLOPs (tpuc's count) over the bf16 peak.
+struct Roofline {
+    memory: f64,
+    compute: f64,
+    hbm_per_s: f64,
+    flops_per_s: f64,
+}
+
+impl Roofline {
+    fn of(e: &TpuExecutable, cost: &ProgramCost) -> Option<Roofline> {
+        let (flops_per_s, hbm_per_s, _) = tpuc_runtime::tpu::chip_rates(&e.topology)?;
+        Some(Roofline {
+            memory: cost.hbm_bytes as f64 / hbm_per_s,
+            compute: cost.flops / flops_per_s,
+            hbm_per_s,
+            flops_per_s,
+        })
+    }
 }
 
 /// The `n` operations with the most traffic and the `n` with the most FLOPs.
@@ -221,11 +266,15 @@ pub fn report(artifact: &Path, json: bool, top: Option<usize>) -> Result<ExitCod
                 None => serde_json::json!({"topology": e.topology}),
                 Some(c) => serde_json::json!({
                     "topology": e.topology,
+                    "flops_per_model_flop": manifest.model_flops.map(|m| c.flops * e.report.partitions.max(1) as f64 / m),
                     "hbm_bytes": c.hbm_bytes,
                     "bytes": c.bytes,
                     "flops": c.flops,
                     "hbm_bytes_per_argument_byte": c.hbm_bytes as f64 / e.report.argument_bytes.max(1) as f64,
                     "loops_counted_once": c.loops,
+                    "roofline_seconds": Roofline::of(e, c).map(|t| t.memory.max(t.compute)),
+                    "roofline_memory_seconds": Roofline::of(e, c).map(|t| t.memory),
+                    "roofline_compute_seconds": Roofline::of(e, c).map(|t| t.compute),
                     "top_by_hbm": c.top_by_hbm(top.unwrap_or(10)).into_iter().map(op_json).collect::<Vec<_>>(),
                     "top_by_flops": c.top_by_flops(top.unwrap_or(10)).into_iter().map(op_json).collect::<Vec<_>>(),
                 }),
@@ -234,6 +283,7 @@ pub fn report(artifact: &Path, json: bool, top: Option<usize>) -> Result<ExitCod
         let text = serde_json::to_string_pretty(&serde_json::json!({
             "artifact": artifact.display().to_string(),
             "matmul_precision": manifest.matmul_precision,
+            "model_flops": manifest.model_flops,
             "tpu_executables": manifest.tpu_executables,
             "traffic": traffic,
             "training_memory_per_device": training,
@@ -256,6 +306,9 @@ pub fn report(artifact: &Path, json: bool, top: Option<usize>) -> Result<ExitCod
     );
     for (e, cost) in manifest.tpu_executables.iter().zip(&costs) {
         for l in line(e) {
+            outln!("{l}");
+        }
+        if let Some(l) = flops_line(manifest.model_flops, e, cost.as_ref()) {
             outln!("{l}");
         }
         if let Some(cost) = cost {

@@ -354,6 +354,8 @@ pub struct Program<'a> {
     pub debug_values: Vec<tpuc_artifact::manifest::DebugValue>,
     /// `--train`: the training step's layout (its optimizer's arguments and outputs).
     pub training: Option<&'a crate::training::Layout>,
+    /// The exported graph's own FLOPs per call ([`crate::model_flops`]).
+    pub model_flops: f64,
 }
 
 /// The manifest's outputs of an inference program: the user outputs, then the
@@ -397,6 +399,7 @@ pub fn write(
         neuron,
         debug_values,
         training,
+        model_flops,
     } = program;
     check_output_path(&model.source, output)?;
     let graph = &model.graph;
@@ -582,6 +585,7 @@ pub fn write(
             dynamic: None,
             debug_values,
             training,
+            model_flops: (model_flops > 0.0).then_some(model_flops),
         };
         // A target's own step (a TPU executable compiled next to the program) adds its
         // files and manifest entries before anything is moved into place.

@@ -150,6 +150,8 @@ fn training_layout(
 pub(crate) struct Lowered<'c> {
     pub module: Module<'c>,
     pub records: Records,
+    /// The exported graph's own FLOPs per call ([`crate::model_flops`]).
+    pub model_flops: f64,
 }
 
 /// Import, then the pipeline of `facts` (stage times and `--print-ir-after` as asked):
@@ -162,6 +164,7 @@ pub(crate) fn lower_program<'c>(
     watch: &mut Stopwatch,
 ) -> Result<Lowered<'c>, CompileError> {
     let mut module = import::import_graph(ctx, &model.graph)?;
+    let model_flops = crate::model_flops::of_aten(&module);
     watch.lap("import");
     let records = Arc::new(Mutex::new(Records::default()));
     let env = PassEnv {
@@ -186,7 +189,11 @@ pub(crate) fn lower_program<'c>(
         .lock()
         .map_err(|_| CompileError::Internal("the records lock is poisoned".into()))?
         .clone();
-    Ok(Lowered { module, records })
+    Ok(Lowered {
+        module,
+        records,
+        model_flops,
+    })
 }
 
 /// Frontend + import + default pipeline: the StableHLO module for `model`.
@@ -238,7 +245,11 @@ pub fn compile(
     options.report(Progress::Lowering);
     let ctx = new_context();
     let facts = ProgramFacts::of(&model, options, Emit::Artifact)?;
-    let Lowered { module, records } = lower_program(&ctx, &model, options, &facts, &mut watch)?;
+    let Lowered {
+        module,
+        records,
+        model_flops,
+    } = lower_program(&ctx, &model, options, &facts, &mut watch)?;
     let origins = records.origins;
     let mut warnings = Vec::new();
     let neuron_files = match options.target {
@@ -287,6 +298,7 @@ pub fn compile(
             neuron: neuron_files,
             debug_values,
             training: facts.training.as_ref(),
+            model_flops,
         },
         output,
         options,

@@ -23,6 +23,7 @@ pub mod dynamic;
 pub mod error;
 pub mod frontend;
 pub mod import;
+pub mod model_flops;
 pub mod options;
 pub mod passes;
 pub mod pipeline;

@@ -52,6 +52,12 @@ def randn(shape, dtype=torch.float32, scale=1.0):
     return (torch.randn(shape) * scale).to(dtype)
 
 
+def repeat_kv(x, n):
+    """transformers' repeat_kv: each key/value head repeated n times in place."""
+    b, h, s, d = x.shape
+    return x[:, :, None, :, :].expand(b, h, n, s, d).reshape(b, h * n, s, d)
+
+
 def rotary_complex(x, angles):
     """Llama 4's rotary embedding: pairs of x as complex numbers times polar(1, angles)."""
     freqs = torch.polar(torch.ones_like(angles), angles)
@@ -187,6 +193,24 @@ CASES = [
      lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
      lambda: [randn((2, 2, 4, 8)), randn((2, 2, 6, 8)), randn((2, 2, 6, 8)), torch.rand((4, 6)) > 0.3],
      "boolean mask, keys longer than queries"),
+    ("aten.scaled_dot_product_attention.default", "gqa_f32", "f32",
+     lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+     lambda: [randn((2, 6, 3, 8)), randn((2, 2, 5, 8)), randn((2, 2, 5, 8))],
+     "enable_gqa: 6 query heads over 2 key/value heads"),
+    ("aten.scaled_dot_product_attention.default", "repeat_kv_decode_f16", "f16",
+     lambda q, k, v, m: F.scaled_dot_product_attention(q, repeat_kv(k, 4), repeat_kv(v, 4), attn_mask=m),
+     lambda: [randn((2, 8, 1, 16), torch.float16), randn((2, 2, 12, 16), torch.float16),
+              randn((2, 2, 12, 16), torch.float16), torch.arange(12).reshape(1, 1, 1, 12) < torch.tensor([[[[7]]], [[[12]]]])],
+     "a decode step as transformers writes it: Hugging Face's repeat_kv of an f16 cache, one query, a mask by position"),
+    ("aten.scaled_dot_product_attention.default", "long_causal_f32", "f32",
+     lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+     lambda: [randn((1, 4, 2048, 8)), randn((1, 4, 2048, 8)), randn((1, 4, 2048, 8))],
+     "2,048 queries: tpuc computes the scores in blocks of query rows (a loop), the causal mask offset per block"),
+    ("aten.scaled_dot_product_attention.default", "long_mask_gqa_f16", "f16",
+     lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True),
+     lambda: [randn((1, 8, 1100, 8), torch.float16), randn((1, 2, 1280, 8), torch.float16),
+              randn((1, 2, 1280, 8), torch.float16), torch.rand((1100, 1280)) > 0.2],
+     "1,100 queries in blocks of 512 (the last block overlaps the one before), a boolean mask per row, grouped heads"),
     ("aten.einsum.default", "bmm_f32", "f32", lambda a, b: torch.einsum("bij,bjk->bik", a, b),
      lambda: [randn((2, 3, 4)), randn((2, 4, 5))], ""),
     ("aten.einsum.default", "outer_sum_f32", "f32", lambda a, b: torch.einsum("i,j->ij", a, b),

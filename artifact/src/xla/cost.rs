@@ -58,6 +58,9 @@ pub struct OpCost {
     /// Bytes read and written in every memory space.
     pub bytes: u64,
     pub flops: f64,
+    /// How many times a call runs it (a loop body's operations: the trip count; the
+    /// figures above are for all of them).
+    pub repeats: u64,
 }
 
 /// A program's operations and their totals.
@@ -68,8 +71,8 @@ pub struct ProgramCost {
     pub hbm_bytes: u64,
     pub bytes: u64,
     pub flops: f64,
-    /// Whether the program has `while` loops or conditionals, whose bodies are counted
-    /// once here.
+    /// Whether the program has loops whose trip count it does not state, or
+    /// conditionals: their bodies are counted once here.
     pub loops: bool,
 }
 
@@ -117,7 +120,7 @@ pub fn program_cost(module: &[u8]) -> Option<ProgramCost> {
         })
         .or_else(|| module.computations.last())?;
     let mut cost = ProgramCost::default();
-    program.computation(entry, &mut cost, 0);
+    program.computation(entry, &mut cost, 0, 1);
     cost.hbm_bytes = cost.ops.iter().map(|o| o.hbm_bytes).sum();
     cost.bytes = cost.ops.iter().map(|o| o.bytes).sum();
     cost.flops = cost.ops.iter().map(|o| o.flops).sum();
@@ -227,6 +230,31 @@ fn elements(shape: &ShapeProto) -> f64 {
     shape.dimensions.iter().map(|&d| d.max(0) as f64).product()
 }
 
+/// The (output position, window tap) pairs of one convolution window dimension that
+/// read an input element (`n_in` of them, base-dilated) rather than padding: summed
+/// over the `n_out` output positions. Counted in closed form per tap.
+fn valid_pairs(w: &super::hlo::WindowDimension, n_in: i64, n_out: i64) -> i64 {
+    let (stride, wdil, bdil) = (
+        w.stride.max(1),
+        w.window_dilation.max(1),
+        w.base_dilation.max(1),
+    );
+    // Input positions in the dilated, padded frame: 0, bdil, ..., (n_in - 1) * bdil.
+    let extent = (n_in - 1) * bdil;
+    let mut total = 0;
+    for tap in 0..w.size.max(1) {
+        // Output o reads position o * stride + tap * wdil - padding_low.
+        let offset = tap * wdil - w.padding_low;
+        for o in 0..n_out.min(1 << 20) {
+            let pos = o * stride + offset;
+            if pos >= 0 && pos <= extent && pos % bdil == 0 {
+                total += 1;
+            }
+        }
+    }
+    total
+}
+
 /// `bf16[8,1024]`, a tuple as `(f32[2], s32[])`.
 fn shape_text(shape: &ShapeProto) -> String {
     if !shape.tuple_shapes.is_empty() {
@@ -288,18 +316,31 @@ impl<'m> Program<'m> {
 
     /// Adds the operations of `computation` (a top-level one: the entry, or a loop's
     /// body) to `cost`.
-    fn computation(&self, computation: &HloComputationProto, cost: &mut ProgramCost, depth: u32) {
+    fn computation(
+        &self,
+        computation: &HloComputationProto,
+        cost: &mut ProgramCost,
+        depth: u32,
+        repeats: u64,
+    ) {
         for inst in &computation.instructions {
             let op = inst.opcode.as_str();
             if is_free(op) {
                 continue;
             }
             if matches!(op, "while" | "conditional" | "call") {
-                cost.loops |= op != "call";
+                // A loop whose trip count the program states is counted that many
+                // times; any other loop or branch once.
+                let trips = match op {
+                    "while" => self.trip_count(inst),
+                    "call" => Some(1),
+                    _ => None,
+                };
+                cost.loops |= trips.is_none();
                 if depth < 16 {
                     for id in &inst.called_computation_ids {
                         if let Some(c) = self.computations.get(id) {
-                            self.computation(c, cost, depth + 1);
+                            self.computation(c, cost, depth + 1, repeats * trips.unwrap_or(1));
                         }
                     }
                 }
@@ -325,9 +366,10 @@ impl<'m> Program<'m> {
                 kind,
                 shape: inst.shape.as_ref().map(shape_text).unwrap_or_default(),
                 node: self.node(inst),
-                hbm_bytes: traffic.hbm,
-                bytes: traffic.all,
-                flops,
+                hbm_bytes: traffic.hbm * repeats,
+                bytes: traffic.all * repeats,
+                flops: flops * repeats as f64,
+                repeats,
             });
         }
     }
@@ -375,6 +417,96 @@ impl<'m> Program<'m> {
             }
         }
         names.join(";")
+    }
+
+    /// The trip count of a `while` of the canonical form: a counter element of the
+    /// loop state starting at a constant, compared `LT` with a constant in the
+    /// condition, stepped by a constant in the body (through converts, copies and
+    /// bitcasts); `None` for any other loop.
+    fn trip_count(&self, w: &HloInstructionProto) -> Option<u64> {
+        let comps: Vec<&HloComputationProto> = w
+            .called_computation_ids
+            .iter()
+            .filter_map(|id| self.computations.get(id).copied())
+            .collect();
+        let is_cond = |c: &HloComputationProto| {
+            self.shape(c.root_id).is_some_and(|s| {
+                s.element_type == 1 && s.dimensions.is_empty() && s.tuple_shapes.is_empty()
+            })
+        };
+        let cond = comps.iter().find(|c| is_cond(c))?;
+        let body = comps.iter().find(|c| !is_cond(c))?;
+        let root = self.instructions.get(&cond.root_id)?;
+        if root.opcode != "compare" || root.operand_ids.len() != 2 {
+            return None;
+        }
+        let (a, b) = (root.operand_ids[0], root.operand_ids[1]);
+        let (index, limit) = match root.comparison_direction.as_str() {
+            "LT" => (self.state_index(a)?, self.constant(b)?),
+            "GT" => (self.state_index(b)?, self.constant(a)?),
+            _ => return None,
+        };
+        // The initial value: the while's operand is a tuple of the state.
+        let init = self.instructions.get(w.operand_ids.first()?)?;
+        if init.opcode != "tuple" {
+            return None;
+        }
+        let start = self.constant(*init.operand_ids.get(index)?)?;
+        // The step: the body's root tuple element `index` adds a constant to itself.
+        let next = self.instructions.get(&body.root_id)?;
+        if next.opcode != "tuple" {
+            return None;
+        }
+        let add = self.through_casts(*next.operand_ids.get(index)?)?;
+        if add.opcode != "add" || add.operand_ids.len() != 2 {
+            return None;
+        }
+        let (x, y) = (add.operand_ids[0], add.operand_ids[1]);
+        let step = match (
+            self.state_index(x),
+            self.constant(y),
+            self.state_index(y),
+            self.constant(x),
+        ) {
+            (Some(i), Some(s), _, _) | (_, _, Some(i), Some(s)) if i == index => s,
+            _ => return None,
+        };
+        if step <= 0 || limit <= start {
+            return Some(0).filter(|_| step > 0);
+        }
+        Some(((limit - start + step - 1) / step) as u64)
+    }
+
+    /// The instruction defining `id`, looking through converts, copies and bitcasts.
+    fn through_casts(&self, mut id: i64) -> Option<&'m HloInstructionProto> {
+        for _ in 0..8 {
+            let i = self.instructions.get(&id)?;
+            match i.opcode.as_str() {
+                "convert" | "copy" | "bitcast" | "bitcast-convert" => {
+                    id = *i.operand_ids.first()?
+                }
+                _ => return Some(i),
+            }
+        }
+        None
+    }
+
+    /// The tuple index when `id` reads an element of a computation's parameter.
+    fn state_index(&self, id: i64) -> Option<usize> {
+        let i = self.through_casts(id)?;
+        let from = self.instructions.get(i.operand_ids.first()?)?;
+        (i.opcode == "get-tuple-element" && from.opcode == "parameter")
+            .then_some(i.tuple_index as usize)
+    }
+
+    /// The value of an integer scalar constant.
+    fn constant(&self, id: i64) -> Option<i64> {
+        let i = self.through_casts(id)?;
+        let l = i.literal.as_ref().filter(|_| i.opcode == "constant")?;
+        l.s32s
+            .first()
+            .map(|&v| v as i64)
+            .or_else(|| l.s64s.first().copied())
     }
 
     /// The operation an `async-start` runs: its called computation's root.
@@ -578,32 +710,44 @@ impl<'m> Program<'m> {
                 2.0 * elements(shape) * contracted
             }
             "convolution" => {
-                // Per output element: the kernel's input features times the window's
-                // taps that land on input elements (XLA writes batched matmuls as
-                // convolutions whose batch windows are dilated so that one tap does).
-                let features = match (operand(1), inst.convolution_dimension_numbers.as_ref()) {
-                    (Some(k), Some(d)) => k
-                        .dimensions
-                        .get(d.kernel_input_feature_dimension as usize)
-                        .copied()
-                        .unwrap_or(1)
-                        .max(1) as f64,
-                    _ => 1.0,
+                let (Some(input), Some(kernel), Some(d)) = (
+                    operand(0),
+                    operand(1),
+                    inst.convolution_dimension_numbers.as_ref(),
+                ) else {
+                    return 0.0;
                 };
-                let taps: f64 = inst
+                let features = kernel
+                    .dimensions
+                    .get(d.kernel_input_feature_dimension as usize)
+                    .copied()
+                    .unwrap_or(1)
+                    .max(1) as f64;
+                // Each spatial dimension's (output position, window tap) pairs that land
+                // on an input element, not on padding or between dilated elements: XLA
+                // writes batched and grouped matmuls as convolutions whose windows
+                // mostly miss (one tap of eight, say).
+                let dims = inst
                     .window
                     .as_ref()
-                    .map(|w| {
-                        w.dimensions
-                            .iter()
-                            .map(|d| {
-                                let dilation = d.base_dilation.max(1);
-                                ((d.size.max(1) + dilation - 1) / dilation) as f64
-                            })
-                            .product()
-                    })
-                    .unwrap_or(1.0);
-                2.0 * elements(shape) * features * taps
+                    .map(|w| w.dimensions.as_slice())
+                    .unwrap_or(&[]);
+                let mut spatial_outputs = 1.0;
+                let mut pairs = 1.0;
+                for (i, w) in dims.iter().enumerate() {
+                    let size = |s: &ShapeProto, dim: Option<&i64>| {
+                        dim.and_then(|&x| s.dimensions.get(x as usize))
+                            .copied()
+                            .unwrap_or(1)
+                            .max(1)
+                    };
+                    let n_in = size(input, d.input_spatial_dimensions.get(i));
+                    let n_out = size(shape, d.output_spatial_dimensions.get(i));
+                    spatial_outputs *= n_out as f64;
+                    pairs *= valid_pairs(w, n_in, n_out) as f64;
+                }
+                let per_position = elements(shape) / spatial_outputs.max(1.0);
+                2.0 * per_position * features * pairs
             }
             "reduce" | "reduce-window" => operand(0).map(elements).unwrap_or(0.0),
             "fusion" | "call" if depth < 16 => inst

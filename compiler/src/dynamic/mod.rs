@@ -166,6 +166,8 @@ pub(crate) fn compile(
             neuron: None,
             debug_values: Vec::new(),
             training: None,
+            // A dynamic program's FLOPs depend on its sizes: not recorded.
+            model_flops: 0.0,
         },
         output,
         &options,
