@@ -259,10 +259,20 @@ pub fn compile(
     let program = print_program(&module)?;
     // A target's own compiler (libtpu) gets the same program with node locations, so
     // that what it rejects is reported at a graph node.
+    // Its grouped matmuls become `chlo.ragged_dot` (libtpu's grouped-matmul kernels),
+    // which only TPU compilers take: the artifact's program (printed above) keeps the
+    // portable loop. The module is not used after this.
     let located = match options.finish {
-        Some(_) => Some(crate::printer::program_with_node_locations(
-            &module, &model,
-        )?),
+        Some(_) => {
+            let module = passes::run_pipeline(
+                &ctx,
+                module,
+                &passes::parse_pipeline(passes::grouped_mm_to_ragged_dot::NAME)?,
+            )?;
+            Some(crate::printer::program_with_node_locations(
+                &module, &model,
+            )?)
+        }
         None => None,
     };
     watch.lap("print");

@@ -286,7 +286,11 @@ pub fn for_compile(options: &CompileOptions, facts: &ProgramFacts) -> Pipeline {
     if level >= OptLevel::O2 && composites {
         p.push(Phase::Input, PassSpec::new("aten-outline-composites"));
     }
-    p.push(Phase::Lowering, PassSpec::new("lower-aten-to-stablehlo"));
+    let mut lower = PassSpec::new("lower-aten-to-stablehlo");
+    if !options.target.spec().runs_loops {
+        lower = lower.with("grouped-mm", "dense");
+    }
+    p.push(Phase::Lowering, lower);
     if options.matmul_precision != passes::MatmulPrecision::Highest {
         p.push(
             Phase::Lowering,
