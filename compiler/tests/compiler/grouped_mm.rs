@@ -143,7 +143,9 @@ fn offsets_tensor(offs: &[i64]) -> HostTensor {
 /// the dense form, in f32 and bf16 (f32 accumulation, one rounding).
 #[test]
 fn grouped_mm_matches_pytorch_for_every_offset_pattern() {
-    let cases: &[(i64, i64, i64, i64, &[&[i64]])] = &[
+    // (S, K, E, N, the offsets tried)
+    type Case<'a> = (i64, i64, i64, i64, &'a [&'a [i64]]);
+    let cases: &[Case] = &[
         (
             20,
             6,
