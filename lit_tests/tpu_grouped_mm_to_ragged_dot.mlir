@@ -14,7 +14,14 @@
 // f32 (below) asks for the precision the loop's dot_general asked for.
 // CHECK-LABEL: sym_name = "f32"
 // CHECK: decomposition = @tpuc.ragged_dot.impl_1, name = "aten._grouped_mm.default"
+// The weight-gradient form (two matrices, a ragged contraction) keeps its loop: libtpu
+// compiles a ragged dot of that kind as a dense masked matmul (E times the FLOPs).
+// CHECK-LABEL: sym_name = "weight_gradient"
+// CHECK: decomposition = @aten._grouped_mm.default.impl_1, name = "aten._grouped_mm.default"
 // CHECK-NOT: grouped_mm_fallback.default.impl_0
+// CHECK-LABEL: sym_name = "aten._grouped_mm.default.impl_1"
+// CHECK: "stablehlo.while"
+// CHECK-NOT: chlo.ragged_dot
 // CHECK-LABEL: sym_name = "tpuc.ragged_dot.impl_0"
 // CHECK-SAME: sym_visibility = "private"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<8x4xbf16>, [[W:%arg[0-9]+]]: tensor<2x4x4xbf16>, [[O:%arg[0-9]+]]: tensor<2xi32>)
@@ -51,4 +58,10 @@
 ^bb0(%x: tensor<6x3xf32>, %w: tensor<3x3x2xf32>, %o: tensor<3xi32>):
   %0 = "aten._grouped_mm.default"(%x, %w, %o) {operand_names = ["self", "mat2", "offs"]} : (tensor<6x3xf32>, tensor<3x3x2xf32>, tensor<3xi32>) -> tensor<6x2xf32> loc("grouped_mm_f32")
   "func.return"(%0) : (tensor<6x2xf32>) -> ()
+}) : () -> ()
+
+"func.func"() <{function_type = (tensor<3x8xbf16>, tensor<8x5xbf16>, tensor<2xi32>) -> tensor<2x3x5xbf16>, sym_name = "weight_gradient"}> ({
+^bb0(%x: tensor<3x8xbf16>, %y: tensor<8x5xbf16>, %o: tensor<2xi32>):
+  %0 = "aten._grouped_mm.default"(%x, %y, %o) {operand_names = ["self", "mat2", "offs"]} : (tensor<3x8xbf16>, tensor<8x5xbf16>, tensor<2xi32>) -> tensor<2x3x5xbf16> loc("grouped_mm_weight_gradient")
+  "func.return"(%0) : (tensor<2x3x5xbf16>) -> ()
 }) : () -> ()

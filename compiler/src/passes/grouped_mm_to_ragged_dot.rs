@@ -18,7 +18,11 @@
 //! that name.
 //!
 //! A composite whose operands are not `[S, K]`, `[E, K, N]`, `[E]` with a non-empty
-//! product is left as it is (its loop is still exact). For offsets that are not
+//! product is left as it is (its loop is still exact). That includes the weight
+//! gradient's form (two matrices, `[K, S] x [S, N]` to `[E, K, N]`): libtpu (the build
+//! in `.deps`, Dec 2026) compiles that kind of ragged dot (a ragged contracting
+//! dimension) as a dense masked matmul on v5e, v5p and v6e alike, 206 GFLOP for
+//! [2048, 4096] x [4096, 768] in 16 groups against the 12.9 the loop computes. For offsets that are not
 //! monotone the ragged form differs from PyTorch (see `library_ops::ragged_dot`).
 
 use melior::ir::{Location, Module};

@@ -20,8 +20,20 @@
 //!   a few `[E]` vectors (the expert of the chunk is the number of experts whose first
 //!   chunk is at or before it).
 //! - [`GroupedMmForm::Dense`] (Neuron, whose devices take no data-dependent loops or
-//!   dynamic slices): every row times every expert (`[S, E, N]`) and a one-hot select
-//!   of the row's expert; E times the routed work.
+//!   dynamic slices, and partitioned programs, see `pipeline::for_compile`): every row
+//!   times every expert (`[S, E, N]`) and a one-hot select of the row's expert; E times
+//!   the routed work.
+//!
+//! `aten._grouped_mm` of two matrices (`x [K, S]`, `y [S, N]`, offsets over S, to
+//! `[E, K, N]`) is the ragged contraction autograd's `_grouped_mm_mat2_backward` emits
+//! for the weight's gradient of a grouped matmul: the same chunk loop, each chunk's
+//! `[K, C] x [C, N]` product added to its group's slot (f32 for f16/bf16, rounded once
+//! at the end), or densely as one `[E, K, S] x [E, S, N]` product of per-group masked
+//! operands. No training graph of the corpus holds one (none has a mixture of experts),
+//! so only the lit and CPU tests check it. transformers' `grouped_mm_fallback` has no
+//! backward op: its autograd function is a Python loop over `offs.tolist()`, which an
+//! exported joint graph cannot hold as one op (tpuc would see its data-dependent ops,
+//! if torch.export traced it at all; not tried here: no torch on this machine).
 //!
 //! On TPU, `aten-outline-composites` wraps the node in a `stablehlo.composite` (at -O2)
 //! whose decomposition is the routed loop, and `tpu-grouped-mm-to-ragged-dot` replaces
@@ -90,16 +102,20 @@ fn grouped_mm(op: &AtenOp, e: &Emitter, form: GroupedMmForm) -> LResult<Vec<TVal
         .or(op.tensor_opt("mat2"))
         .ok_or_else(|| LowerError::Invalid("missing weight".into()))?;
     let offs = op.tensor("offs")?;
-    if input.rank() != 2 || weight.rank() != 3 || offs.rank() != 1 {
-        return Err(LowerError::Unsupported(format!(
-            "grouped_mm supports input [S, K], weight [E, K, N], offs [E]; got {}, {}, {}",
-            input.ty, weight.ty, offs.ty
-        )));
-    }
     if op.tensor_opt("bias").is_some() {
         return Err(LowerError::Unsupported(
             "grouped_mm with a bias (PyTorch does not support one yet either)".into(),
         ));
+    }
+    if input.rank() == 2 && weight.rank() == 2 && offs.rank() == 1 {
+        return Ok(vec![contracting(e, input, weight, offs, ty, form)?]);
+    }
+    if input.rank() != 2 || weight.rank() != 3 || offs.rank() != 1 {
+        return Err(LowerError::Unsupported(format!(
+            "grouped_mm supports input [S, K], weight [E, K, N], offs [E] and input [K, S], \
+             weight [S, N], offs [E]; got {}, {}, {}",
+            input.ty, weight.ty, offs.ty
+        )));
     }
     let (s, k) = (input.shape()[0], input.shape()[1]);
     let (ne, n) = (weight.shape()[0], weight.shape()[2]);
@@ -121,6 +137,39 @@ fn grouped_mm(op: &AtenOp, e: &Emitter, form: GroupedMmForm) -> LResult<Vec<TVal
         GroupedMmForm::Dense => dense(e, &x, &w, &groups, ty)?,
     };
     Ok(vec![out])
+}
+
+/// The ragged contraction (`aten._grouped_mm` of two matrices, what autograd's
+/// `_grouped_mm_mat2_backward` emits for a weight's gradient): `x [K, S]`, `y [S, N]`,
+/// `offs [E]` to `[E, K, N]`, group `e` being `x[:, lo:hi] @ y[lo:hi, :]` over its
+/// rows bounded as in the forward form; an empty group gives zeros (PyTorch's `mm_out`
+/// of an empty contraction), and each group writes only its own slot.
+fn contracting(
+    e: &Emitter,
+    x: &TValue,
+    y: &TValue,
+    offs: &TValue,
+    ty: &TensorType,
+    form: GroupedMmForm,
+) -> LResult<TValue> {
+    let (k, s) = (x.shape()[0], x.shape()[1]);
+    let (ne, n) = (offs.shape()[0], y.shape()[1]);
+    if y.shape()[0] != s || ty.shape != [ne, k, n] {
+        return Err(LowerError::Invalid(format!(
+            "grouped_mm of {}, {}, {} cannot give {ty}",
+            x.ty, y.ty, offs.ty
+        )));
+    }
+    let x = e.convert(x, ty.dtype)?;
+    let y = e.convert(y, ty.dtype)?;
+    if [s, ne, k, n].contains(&0) {
+        return Ok(e.constant(ty, 0.0)?);
+    }
+    let groups = Groups::of(e, offs, s)?;
+    match form {
+        GroupedMmForm::Routed => routed_contracting(e, &x, &y, &groups, ty),
+        GroupedMmForm::Dense => dense_contracting(e, &x, &y, &groups, ty),
+    }
 }
 
 /// Rows per chunk of the routed loop: the largest power of two at most `S / (2E)`,
@@ -175,50 +224,60 @@ fn element(e: &Emitter, v: &TValue, index: &TValue) -> LResult<TValue> {
     Ok(e.reshape(&one, &[])?)
 }
 
-/// The routed loop (see the module comment).
-fn routed(e: &Emitter, x: &TValue, w: &TValue, g: &Groups, ty: &TensorType) -> LResult<TValue> {
-    let (s, k) = (x.shape()[0], x.shape()[1]);
-    let (ne, n) = (w.shape()[0], w.shape()[2]);
-    let c = chunk_rows(s, ne);
-    let acc = super::elementwise::accumulator(ty.dtype);
-    let scalar = TensorType::scalar(DType::I64);
-    let vec_ty = TensorType::new(vec![ne], DType::I64);
-    // Chunks per group, the index of each group's first chunk (an exclusive prefix
-    // sum, as a masked [E, E] reduction: E is small) and their total.
-    let count = e.sub(&g.hi, &g.lo)?;
-    let chunks = if c == 1 {
-        count
-    } else {
-        let spare = e.constant(&vec_ty, (c - 1) as f64)?;
-        e.div(&e.add(&count, &spare)?, &e.constant(&vec_ty, c as f64)?)?
-    };
-    let square = TensorType::new(vec![ne, ne], DType::I64);
-    let earlier = e.compare(Cmp::Lt, &e.iota(&square, 1)?, &e.iota(&square, 0)?)?;
-    let spread = e.broadcast_in_dim(&chunks, &[ne, ne], &[1])?;
-    let masked = e.select(&earlier, &spread, &e.constant(&square, 0.0)?)?;
-    let first = e.reduce(&masked, 0.0, &[1], ReduceKind::Add)?;
-    let total = e.reduce(&chunks, 0.0, &[0], ReduceKind::Add)?;
+/// The chunks of the routed loop: `c` rows each, `first[e]` the index of group e's
+/// first chunk (an exclusive prefix sum of `ceil(count / c)`, as a masked [E, E]
+/// reduction: E is small) and `total` their number.
+struct Schedule {
+    c: i64,
+    first: TValue,
+    total: TValue,
+}
 
-    // Loop state: counter, output, then what the body reads (XLA takes closed loops).
-    let state = [
-        e.constant(&scalar, 0.0)?,
-        e.constant(ty, 0.0)?,
-        x.clone(),
-        w.clone(),
-        g.lo.clone(),
-        g.hi.clone(),
-        first,
-        total,
-    ];
-    let types: Vec<TensorType> = state.iter().map(|v| v.ty.clone()).collect();
-    let cond = e.region(&types, |inner: &Emitter, a: &[TValue]| {
-        Ok::<_, LowerError>(vec![inner.compare(Cmp::Lt, &a[0], &a[7])?])
-    })?;
-    let body = e.region(&types, |b: &Emitter, a: &[TValue]| {
-        let (i, out, x, w, lo, hi, first) = (&a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6]);
-        let zero = b.constant(&scalar, 0.0)?;
-        // The chunk's group: the last one whose first chunk is at or before `i` (an
-        // empty group's first chunk is the next group's, which comes later).
+impl Schedule {
+    fn of(e: &Emitter, g: &Groups, s: i64) -> LResult<Schedule> {
+        let ne = g.lo.shape()[0];
+        let c = chunk_rows(s, ne);
+        let vec_ty = TensorType::new(vec![ne], DType::I64);
+        let count = e.sub(&g.hi, &g.lo)?;
+        let chunks = if c == 1 {
+            count
+        } else {
+            let spare = e.constant(&vec_ty, (c - 1) as f64)?;
+            e.div(&e.add(&count, &spare)?, &e.constant(&vec_ty, c as f64)?)?
+        };
+        let square = TensorType::new(vec![ne, ne], DType::I64);
+        let earlier = e.compare(Cmp::Lt, &e.iota(&square, 1)?, &e.iota(&square, 0)?)?;
+        let spread = e.broadcast_in_dim(&chunks, &[ne, ne], &[1])?;
+        let masked = e.select(&earlier, &spread, &e.constant(&square, 0.0)?)?;
+        let first = e.reduce(&masked, 0.0, &[1], ReduceKind::Add)?;
+        let total = e.reduce(&chunks, 0.0, &[0], ReduceKind::Add)?;
+        Ok(Schedule { c, first, total })
+    }
+}
+
+/// Chunk `i` inside the loop body (`first`, `lo`, `hi` as the body reads them): its
+/// group, and a `[C]` mask of the rows `start..start + C` it reads that are its own
+/// (rows `from..to`). `start` is clamped to `S - C` here, not left to `dynamic_slice`,
+/// and the mask is computed from the clamped start, so a clamped chunk still takes
+/// exactly the rows of its range.
+struct Chunk {
+    group: TValue,
+    start: TValue,
+    mine: TValue,
+}
+
+impl Chunk {
+    fn of(
+        b: &Emitter,
+        i: &TValue,
+        (first, lo, hi): (&TValue, &TValue, &TValue),
+        c: i64,
+        s: i64,
+    ) -> LResult<Chunk> {
+        let ne = first.shape()[0];
+        let scalar = TensorType::scalar(DType::I64);
+        // The last group whose first chunk is at or before `i` (an empty group's first
+        // chunk is the next group's, which comes later).
         let started = b.compare(Cmp::Le, first, &b.broadcast_in_dim(i, &[ne], &[])?)?;
         let started = b.reduce(
             &b.convert(&started, DType::I64)?,
@@ -229,20 +288,9 @@ fn routed(e: &Emitter, x: &TValue, w: &TValue, g: &Groups, ty: &TensorType) -> L
         let group = b.sub(&started, &b.constant(&scalar, 1.0)?)?;
         let chunk_c = b.constant(&scalar, c as f64)?;
         let within = b.sub(i, &element(b, first, &group)?)?;
-        // Rows `from..to` are this chunk's; it computes rows `start..start + C`, the
-        // start clamped here so that the mask below sees the rows actually read.
         let from = b.add(&element(b, lo, &group)?, &b.mul(&within, &chunk_c)?)?;
         let to = b.min(&b.add(&from, &chunk_c)?, &element(b, hi, &group)?)?;
         let start = b.min(&from, &b.constant(&scalar, (s - c) as f64)?)?;
-        let rows = b.dynamic_slice(x, &[&start, &zero], &[c, k])?;
-        let expert = b.dynamic_slice(w, &[&group, &zero, &zero], &[1, k, n])?;
-        let expert = b.reshape(&expert, &[k, n])?;
-        let dims = DotDims {
-            lhs_contract: vec![1],
-            rhs_contract: vec![0],
-            ..DotDims::default()
-        };
-        let product = b.convert(&b.dot_general_to(&rows, &expert, &dims, acc)?, ty.dtype)?;
         let row_ty = TensorType::new(vec![c], DType::I64);
         let index = b.add(
             &b.iota(&row_ty, 0)?,
@@ -251,17 +299,162 @@ fn routed(e: &Emitter, x: &TValue, w: &TValue, g: &Groups, ty: &TensorType) -> L
         let at_or_after = b.compare(Cmp::Ge, &index, &b.broadcast_in_dim(&from, &[c], &[])?)?;
         let before = b.compare(Cmp::Lt, &index, &b.broadcast_in_dim(&to, &[c], &[])?)?;
         let mine = b.binary("stablehlo.and", &at_or_after, &before)?;
-        let mine = b.broadcast_in_dim(&mine, &[c, n], &[0])?;
-        let old = b.dynamic_slice(out, &[&start, &zero], &[c, n])?;
-        let written = b.select(&mine, &product, &old)?;
-        let out = b.dynamic_update_slice(out, &written, &[&start, &zero])?;
-        let mut next = vec![b.add(i, &b.constant(&scalar, 1.0)?)?, out];
+        Ok(Chunk { group, start, mine })
+    }
+}
+
+/// A `stablehlo.while` over the chunks of `schedule`: the loop state is a counter,
+/// `out` (the result, carried), then `reads` (passed through unchanged: XLA takes
+/// closed loops); `step` maps the counter, the output and the reads to the next output.
+fn chunk_loop(
+    e: &Emitter,
+    schedule: Schedule,
+    out: TValue,
+    reads: &[&TValue],
+    step: impl FnOnce(&Emitter, &TValue, &TValue, &[TValue], &TValue) -> LResult<TValue>,
+) -> LResult<TValue> {
+    let scalar = TensorType::scalar(DType::I64);
+    let mut state = vec![
+        e.constant(&scalar, 0.0)?,
+        out,
+        schedule.first,
+        schedule.total,
+    ];
+    state.extend(reads.iter().map(|v| (*v).clone()));
+    let types: Vec<TensorType> = state.iter().map(|v| v.ty.clone()).collect();
+    let cond = e.region(&types, |inner: &Emitter, a: &[TValue]| {
+        Ok::<_, LowerError>(vec![inner.compare(Cmp::Lt, &a[0], &a[3])?])
+    })?;
+    let body = e.region(&types, |b: &Emitter, a: &[TValue]| {
+        let out = step(b, &a[0], &a[1], &a[4..], &a[2])?;
+        let mut next = vec![b.add(&a[0], &b.constant(&scalar, 1.0)?)?, out];
         next.extend_from_slice(&a[2..]);
         Ok::<_, LowerError>(next)
     })?;
     let refs: Vec<&TValue> = state.iter().collect();
     let results = e.while_(&refs, cond, body)?;
     Ok(results[1].clone())
+}
+
+/// The routed loop (see the module comment): each chunk's `[C, K] x [K, N]` product
+/// written into the rows of its range.
+fn routed(e: &Emitter, x: &TValue, w: &TValue, g: &Groups, ty: &TensorType) -> LResult<TValue> {
+    let (s, k) = (x.shape()[0], x.shape()[1]);
+    let n = w.shape()[2];
+    let acc = super::elementwise::accumulator(ty.dtype);
+    let schedule = Schedule::of(e, g, s)?;
+    let c = schedule.c;
+    let out = e.constant(ty, 0.0)?;
+    let step = |b: &Emitter, i: &TValue, out: &TValue, r: &[TValue], first: &TValue| {
+        let (x, w, lo, hi) = (&r[0], &r[1], &r[2], &r[3]);
+        let zero = b.constant(&TensorType::scalar(DType::I64), 0.0)?;
+        let chunk = Chunk::of(b, i, (first, lo, hi), c, s)?;
+        let rows = b.dynamic_slice(x, &[&chunk.start, &zero], &[c, k])?;
+        let expert = b.dynamic_slice(w, &[&chunk.group, &zero, &zero], &[1, k, n])?;
+        let expert = b.reshape(&expert, &[k, n])?;
+        let dims = DotDims {
+            lhs_contract: vec![1],
+            rhs_contract: vec![0],
+            ..DotDims::default()
+        };
+        let product = b.convert(&b.dot_general_to(&rows, &expert, &dims, acc)?, ty.dtype)?;
+        let mine = b.broadcast_in_dim(&chunk.mine, &[c, n], &[0])?;
+        let old = b.dynamic_slice(out, &[&chunk.start, &zero], &[c, n])?;
+        let written = b.select(&mine, &product, &old)?;
+        Ok(b.dynamic_update_slice(out, &written, &[&chunk.start, &zero])?)
+    };
+    chunk_loop(e, schedule, out, &[x, w, &g.lo, &g.hi], step)
+}
+
+/// The routed loop of the ragged contraction (`x [K, S]`, `y [S, N]` to `[E, K, N]`):
+/// each chunk's `[K, C] x [C, N]` product, the rows outside its range zeroed in both
+/// operands (so that a non-finite value there cannot reach the sum), added to its
+/// group's `[K, N]` in an f32 (`acc`) buffer, rounded once at the end.
+fn routed_contracting(
+    e: &Emitter,
+    x: &TValue,
+    y: &TValue,
+    g: &Groups,
+    ty: &TensorType,
+) -> LResult<TValue> {
+    let (k, s) = (x.shape()[0], x.shape()[1]);
+    let n = y.shape()[1];
+    let acc = super::elementwise::accumulator(ty.dtype);
+    let schedule = Schedule::of(e, g, s)?;
+    let c = schedule.c;
+    let out = e.constant(&ty.with_dtype(acc), 0.0)?;
+    let step = |b: &Emitter, i: &TValue, out: &TValue, r: &[TValue], first: &TValue| {
+        let (x, y, lo, hi) = (&r[0], &r[1], &r[2], &r[3]);
+        let zero = b.constant(&TensorType::scalar(DType::I64), 0.0)?;
+        let chunk = Chunk::of(b, i, (first, lo, hi), c, s)?;
+        let cols = b.dynamic_slice(x, &[&zero, &chunk.start], &[k, c])?;
+        let cols = b.select(
+            &b.broadcast_in_dim(&chunk.mine, &[k, c], &[1])?,
+            &cols,
+            &b.constant(&cols.ty, 0.0)?,
+        )?;
+        let rows = b.dynamic_slice(y, &[&chunk.start, &zero], &[c, n])?;
+        let rows = b.select(
+            &b.broadcast_in_dim(&chunk.mine, &[c, n], &[0])?,
+            &rows,
+            &b.constant(&rows.ty, 0.0)?,
+        )?;
+        let dims = DotDims {
+            lhs_contract: vec![1],
+            rhs_contract: vec![0],
+            ..DotDims::default()
+        };
+        let product = b.dot_general_to(&cols, &rows, &dims, acc)?;
+        let at = [&chunk.group, &zero, &zero];
+        let sum = b.add(
+            &b.dynamic_slice(out, &at, &[1, k, n])?,
+            &b.reshape(&product, &[1, k, n])?,
+        )?;
+        Ok(b.dynamic_update_slice(out, &sum, &at)?)
+    };
+    let sums = chunk_loop(e, schedule, out, &[x, y, &g.lo, &g.hi], step)?;
+    Ok(e.convert(&sums, ty.dtype)?)
+}
+
+/// The dense ragged contraction: each group's operands masked to its rows (zeros
+/// elsewhere, in both, as in the loop), one batched `[E, K, S] x [E, S, N]` product.
+fn dense_contracting(
+    e: &Emitter,
+    x: &TValue,
+    y: &TValue,
+    g: &Groups,
+    ty: &TensorType,
+) -> LResult<TValue> {
+    let (k, s) = (x.shape()[0], x.shape()[1]);
+    let n = y.shape()[1];
+    let ne = g.lo.shape()[0];
+    let acc = super::elementwise::accumulator(ty.dtype);
+    let grid = TensorType::new(vec![ne, s], DType::I64);
+    let rows = e.iota(&grid, 1)?;
+    let inside = e.binary(
+        "stablehlo.and",
+        &e.compare(Cmp::Le, &e.broadcast_in_dim(&g.lo, &[ne, s], &[0])?, &rows)?,
+        &e.compare(Cmp::Lt, &rows, &e.broadcast_in_dim(&g.hi, &[ne, s], &[0])?)?,
+    )?;
+    let xs = e.broadcast_in_dim(x, &[ne, k, s], &[1, 2])?;
+    let xs = e.select(
+        &e.broadcast_in_dim(&inside, &[ne, k, s], &[0, 2])?,
+        &xs,
+        &e.constant(&xs.ty, 0.0)?,
+    )?;
+    let ys = e.broadcast_in_dim(y, &[ne, s, n], &[1, 2])?;
+    let ys = e.select(
+        &e.broadcast_in_dim(&inside, &[ne, s, n], &[0, 1])?,
+        &ys,
+        &e.constant(&ys.ty, 0.0)?,
+    )?;
+    let dims = DotDims {
+        lhs_batch: vec![0],
+        rhs_batch: vec![0],
+        lhs_contract: vec![2],
+        rhs_contract: vec![1],
+    };
+    Ok(e.convert(&e.dot_general_to(&xs, &ys, &dims, acc)?, ty.dtype)?)
 }
 
 /// The dense form: every row times every expert, then each row's own expert selected
@@ -295,8 +488,11 @@ fn dense(e: &Emitter, x: &TValue, w: &TValue, g: &Groups, ty: &TensorType) -> LR
         &e.broadcast_in_dim(&owner, &[s, ne], &[0])?,
         &experts,
     )?;
-    let mask = e.broadcast_in_dim(&e.convert(&onehot, acc)?, &[s, ne, n], &[0, 1])?;
-    let picked = e.reduce(&e.mul(&all, &mask)?, 0.0, &[1], ReduceKind::Add)?;
+    // A select, not a product with the mask: another expert's product may be
+    // infinite or NaN where PyTorch never computes it.
+    let mask = e.broadcast_in_dim(&onehot, &[s, ne, n], &[0, 1])?;
+    let kept = e.select(&mask, &all, &e.constant(&all.ty, 0.0)?)?;
+    let picked = e.reduce(&kept, 0.0, &[1], ReduceKind::Add)?;
     Ok(e.convert(&picked, ty.dtype)?)
 }
 
