@@ -26,7 +26,7 @@
 // STDIN: "stablehlo.select"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: aten-fold-repeat-kv, aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, tpuc-optimizer, stablehlo-fold-constants, stablehlo-simplify, stablehlo-gather-to-slice, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-merge-dots, stablehlo-dce, stablehlo-cse, tpuc-seed-sharding, stablehlo-propagate-sharding, neuron-legalize, neuron-legalize-keep-int64, neuron-auto-cast-bf16, neuron-auto-cast-fp16, neuron-check, verify-stablehlo, tpuc-mark-state-aliases, tpuc-take-records
+// UNKNOWN: error: unknown pass `nope`; known passes: aten-fold-repeat-kv, aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, tpuc-optimizer, stablehlo-fold-constants, stablehlo-simplify, stablehlo-gather-to-slice, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-merge-dots, stablehlo-dce, stablehlo-cse, tpuc-seed-sharding, stablehlo-propagate-sharding, neuron-legalize, neuron-legalize-keep-int64, neuron-auto-cast-bf16, neuron-auto-cast-fp16, neuron-check, tpu-grouped-mm-to-ragged-dot, verify-stablehlo, tpuc-mark-state-aliases, tpuc-take-records
 
 // Pass options (`name{key=value ...}`): a pass without options refuses any, unknown
 // keys and bad values name the pass, and an unclosed brace is a syntax error.
@@ -57,6 +57,7 @@
 // LIST-NEXT: neuron-auto-cast-bf16
 // LIST-NEXT: neuron-auto-cast-fp16
 // LIST-NEXT: neuron-check
+// LIST-NEXT: tpu-grouped-mm-to-ragged-dot
 // LIST-NEXT: verify-stablehlo
 // LIST-NEXT: tpuc-mark-state-aliases
 // LIST-NEXT: tpuc-take-records

@@ -270,10 +270,27 @@ pub fn compile(
     let program = print_program(&module)?;
     // A target's own compiler (libtpu) gets the same program with node locations, so
     // that what it rejects is reported at a graph node.
+    // Its grouped matmuls become `chlo.ragged_dot` (libtpu's grouped-matmul kernels),
+    // which only TPU compilers take: the artifact's program (printed above) keeps the
+    // portable loop. The module is not used after this. Not in partitioned programs
+    // (which get the dense form anyway, see `pipeline::for_compile`): libtpu's SPMD
+    // partitioner aborts the process on a ragged dot ("RaggedDot is only supported
+    // with Shardy", a CHECK; XLA falls back from Shardy to GSPMD on tpuc's programs,
+    // which carry both forms of shardings; measured Dec 2026).
     let located = match options.finish {
-        Some(_) => Some(crate::printer::program_with_node_locations(
+        Some(_) if options.sharding.is_some() => Some(crate::printer::program_with_node_locations(
             &module, &model,
         )?),
+        Some(_) => {
+            let module = passes::run_pipeline(
+                &ctx,
+                module,
+                &passes::parse_pipeline(passes::grouped_mm_to_ragged_dot::NAME)?,
+            )?;
+            Some(crate::printer::program_with_node_locations(
+                &module, &model,
+            )?)
+        }
         None => None,
     };
     watch.lap("print");

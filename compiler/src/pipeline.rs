@@ -289,7 +289,18 @@ pub fn for_compile(options: &CompileOptions, facts: &ProgramFacts) -> Pipeline {
     if level >= OptLevel::O2 && composites {
         p.push(Phase::Input, PassSpec::new("aten-outline-composites"));
     }
-    p.push(Phase::Lowering, PassSpec::new("lower-aten-to-stablehlo"));
+    // Grouped matmuls as the routed loop, except for targets without data-dependent
+    // loops and in partitioned programs: XLA's SPMD partitioner runs such a loop whole
+    // on every device and all-gathers what is split into it (measured, --shard expert
+    // on mixtral_default_experts: every expert weight gathered whole to each device),
+    // where the dense form keeps each device on its own experts. A routed form for
+    // expert parallelism (each device looping over its own experts) needs manual
+    // partitioning; not done yet.
+    let mut lower = PassSpec::new("lower-aten-to-stablehlo");
+    if !options.target.spec().runs_loops || options.sharding.is_some() {
+        lower = lower.with("grouped-mm", "dense");
+    }
+    p.push(Phase::Lowering, lower);
     if options.matmul_precision != passes::MatmulPrecision::Highest {
         p.push(
             Phase::Lowering,

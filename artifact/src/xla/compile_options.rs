@@ -9,6 +9,8 @@
 //!
 //! ```text
 //! CompileOptionsProto           executable_build_options = 3 (message)
+//!                               env_option_overrides = 7 (map<string, OptionOverrideProto>)
+//! OptionOverrideProto           bool_field = 2 (in a oneof)
 //! ExecutableBuildOptionsProto   num_replicas = 4, num_partitions = 5 (int64)
 //!                               use_spmd_partitioning = 6 (bool)
 //!                               device_assignment = 9 (DeviceAssignmentProto)
@@ -29,6 +31,17 @@ use crate::error::{ArtifactError, Result};
 pub struct CompileOptionsProto {
     #[prost(message, optional, tag = "3")]
     pub executable_build_options: Option<ExecutableBuildOptionsProto>,
+    /// XLA flags for this compile (what `jax.jit(...).compile(compiler_options=...)`
+    /// sends), by name.
+    #[prost(btree_map = "string, message", tag = "7")]
+    pub env_option_overrides: std::collections::BTreeMap<String, OptionOverrideProto>,
+}
+
+/// One flag's value (only booleans are used).
+#[derive(Clone, PartialEq, Message)]
+pub struct OptionOverrideProto {
+    #[prost(bool, optional, tag = "2")]
+    pub bool_field: Option<bool>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -78,6 +91,9 @@ pub struct CompileOptions {
     /// Device ids indexed `[replica][partition]` (`num_replicas` rows of
     /// `num_partitions` ids). `None` lets the plugin choose.
     pub device_assignment: Option<Vec<Vec<i64>>>,
+    /// XLA/libtpu flags set for this compile only (`env_option_overrides`), such as
+    /// `xla_tpu_enable_ragged_dot_kernel`.
+    pub flags: Vec<(String, bool)>,
 }
 
 impl Default for CompileOptions {
@@ -88,6 +104,7 @@ impl Default for CompileOptions {
             use_spmd_partitioning: false,
             use_shardy_partitioner: false,
             device_assignment: None,
+            flags: Vec::new(),
         }
     }
 }
@@ -123,6 +140,18 @@ impl CompileOptions {
                 device_assignment,
                 use_shardy_partitioner: self.use_shardy_partitioner,
             }),
+            env_option_overrides: self
+                .flags
+                .iter()
+                .map(|(name, value)| {
+                    (
+                        name.clone(),
+                        OptionOverrideProto {
+                            bool_field: Some(*value),
+                        },
+                    )
+                })
+                .collect(),
         })
     }
 
@@ -213,6 +242,7 @@ mod tests {
             use_spmd_partitioning: true,
             use_shardy_partitioner: false,
             device_assignment: Some(vec![vec![3, 130]]),
+            flags: Vec::new(),
         };
         let da = [
             0x08, 0x01, // replica_count 1
@@ -224,6 +254,23 @@ mod tests {
         build.extend_from_slice(&da);
         let mut expected = vec![0x1a, build.len() as u8];
         expected.extend_from_slice(&build);
+        assert_eq!(o.encode().unwrap(), expected);
+    }
+
+    /// A flag is a map entry of field 7 after the build options: key (1), then the
+    /// override (2) holding `bool_field` (2), written even when false.
+    #[test]
+    fn flags_are_env_option_overrides() {
+        let o = CompileOptions {
+            flags: vec![("xla_a".into(), true), ("xla_b".into(), false)],
+            ..CompileOptions::default()
+        };
+        let mut expected = vec![0x1a, 0x04, 0x20, 0x01, 0x28, 0x01];
+        for (key, value) in [(b"xla_a", 1u8), (b"xla_b", 0u8)] {
+            expected.extend_from_slice(&[0x3a, 0x0b, 0x0a, 0x05]);
+            expected.extend_from_slice(key);
+            expected.extend_from_slice(&[0x12, 0x02, 0x10, value]);
+        }
         assert_eq!(o.encode().unwrap(), expected);
     }
 
@@ -335,6 +382,7 @@ mod tests {
                                 use_spmd_partitioning: spmd,
                                 use_shardy_partitioner: shardy,
                                 device_assignment,
+                                flags: Vec::new(),
                             };
                             let bytes = o.encode().unwrap();
                             assert!(!bytes.is_empty());

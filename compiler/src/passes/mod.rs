@@ -17,6 +17,7 @@ pub mod fold_constants;
 pub mod fold_repeat_kv;
 pub mod fold_transpose;
 pub mod gather_to_slice;
+pub mod grouped_mm_to_ragged_dot;
 pub(crate) mod ir;
 pub mod lower_aten_to_stablehlo;
 pub mod mark_state_aliases;
@@ -79,6 +80,9 @@ impl OptLevel {
 #[derive(Default)]
 pub struct LowerAtenToStablehlo {
     pub custom: Vec<lower_aten_to_stablehlo::CustomLowering>,
+    /// `{grouped-mm=routed|dense}`: the form of mixture-of-experts grouped matmuls
+    /// (dense for targets without data-dependent loops).
+    pub grouped_mm: lower_aten_to_stablehlo::GroupedMmForm,
 }
 
 impl Pass for LowerAtenToStablehlo {
@@ -89,7 +93,7 @@ impl Pass for LowerAtenToStablehlo {
         "rewrite every aten.* op into StableHLO (reports all unsupported ops at once)"
     }
     fn run<'c>(&self, ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
-        lower_aten_to_stablehlo::run_with(ctx, &module, &self.custom)
+        lower_aten_to_stablehlo::run_with(ctx, &module, &self.custom, self.grouped_mm)
     }
 }
 
@@ -122,9 +126,19 @@ fn entries() -> Vec<(&'static str, Constructor)> {
             plain(s, outline_aten_composites::OutlineAtenComposites)
         }),
         ("lower-aten-to-stablehlo", |s, env| {
-            s.expect_options(&[])?;
+            s.expect_options(&["grouped-mm"])?;
+            let grouped_mm = match s.option("grouped-mm") {
+                None => Default::default(),
+                Some(v) => lower_aten_to_stablehlo::GroupedMmForm::parse(v).ok_or_else(|| {
+                    CompileError::PassOption {
+                        pass: "lower-aten-to-stablehlo".into(),
+                        message: format!("grouped-mm is `routed` or `dense`, not `{v}`"),
+                    }
+                })?,
+            };
             Ok(Box::new(LowerAtenToStablehlo {
                 custom: env.custom_lowerings.clone(),
+                grouped_mm,
             }))
         }),
         ("matmul-precision-default", |s, _| {
@@ -222,6 +236,9 @@ fn entries() -> Vec<(&'static str, Constructor)> {
                 }
             };
             Ok(Box::new(neuron::check::NeuronCheck { chip }))
+        }),
+        (grouped_mm_to_ragged_dot::NAME, |s, _| {
+            plain(s, grouped_mm_to_ragged_dot::GroupedMmToRaggedDot)
         }),
         ("verify-stablehlo", |s, _| {
             plain(s, verify_stablehlo::VerifyStablehlo)

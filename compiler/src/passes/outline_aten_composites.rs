@@ -22,7 +22,9 @@
 //! a node none of whose results is read is left for the lowering to drop.
 //!
 //! Operators wrapped: GELU (both forms), SiLU, softmax and log-softmax (Core ATen and
-//! pre-decomposition overloads), layer norm, RMS norm and scaled dot-product attention.
+//! pre-decomposition overloads), layer norm, RMS norm, scaled dot-product attention and
+//! the mixture-of-experts grouped matmul (`aten._grouped_mm`,
+//! `transformers.grouped_mm_fallback`).
 
 use melior::ir::Module;
 use melior::Context;
@@ -46,6 +48,10 @@ pub const WRAPPED: &[&str] = &[
     "aten.layer_norm.default",
     "aten.rms_norm.default",
     "aten.scaled_dot_product_attention.default",
+    // Mixture-of-experts grouped matmuls: the composite is what
+    // `tpu-grouped-mm-to-ragged-dot` gives libtpu as `chlo.ragged_dot`.
+    "aten._grouped_mm.default",
+    "transformers.grouped_mm_fallback.default",
 ];
 
 impl Pass for OutlineAtenComposites {

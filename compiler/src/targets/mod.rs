@@ -95,6 +95,10 @@ pub struct TargetSpec {
     /// Whether the pipeline outlines `stablehlo.composite` ops (a target whose
     /// compiler has no composites gets plain ops).
     pub outlines_composites: bool,
+    /// Whether the target's compiler takes data-dependent loops (`stablehlo.while`
+    /// with `dynamic_slice`): without them, grouped matmuls are lowered densely
+    /// (`lower-aten-to-stablehlo{grouped-mm=dense}`).
+    pub runs_loops: bool,
     /// The features the target cannot compile, each with the sentence that says so.
     pub unsupported: Vec<(Feature, String)>,
 }

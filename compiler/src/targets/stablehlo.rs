@@ -9,6 +9,7 @@ pub fn spec() -> TargetSpec {
     TargetSpec {
         name: "tpu",
         outlines_composites: true,
+        runs_loops: true,
         unsupported: Vec::new(),
     }
 }

@@ -12,4 +12,5 @@ mod control_flow;
 mod corpus;
 mod divergence;
 mod dynamic;
+mod grouped_mm;
 mod state;

@@ -34,6 +34,10 @@ use melior::Context;
 use tpuc_dialects::func::append_function;
 use tpuc_dialects::{DialectError, Emitter, TValue, TensorType};
 
+pub use library_ops::{
+    chunk_rows as grouped_mm_chunk_rows, ragged_dot as grouped_mm_ragged_dot, GroupedMmForm,
+    GROUPED_MM,
+};
 pub use op::{AtenOp, AttrCache};
 
 use crate::error::{CompileError, UnsupportedOp};
@@ -71,12 +75,20 @@ pub struct CustomLowering {
 }
 
 /// Dispatches one ATen op to its family. `Ok(results)` replaces the op's results.
-fn lower_op(op: &AtenOp, e: &Emitter, custom: &[CustomLowering]) -> LResult<Vec<TValue>> {
+fn lower_op(
+    op: &AtenOp,
+    e: &Emitter,
+    custom: &[CustomLowering],
+    grouped_mm: GroupedMmForm,
+) -> LResult<Vec<TValue>> {
     if let Some(c) = custom.iter().find(|c| c.target == op.target) {
         return (c.lower)(op, e);
     }
     complex::refuse_complex(op)?;
-    let families: [Family; 13] = [
+    if let Some(result) = library_ops::lower(op, e, grouped_mm) {
+        return result;
+    }
+    let families: [Family; 12] = [
         complex::lower,
         elementwise::lower,
         view_like::lower,
@@ -86,7 +98,6 @@ fn lower_op(op: &AtenOp, e: &Emitter, custom: &[CustomLowering]) -> LResult<Vec<
         pooling::lower,
         resize::lower,
         sorting::lower,
-        library_ops::lower,
         gather::lower,
         creation::lower,
         attention::lower,
@@ -160,14 +171,16 @@ fn internal(e: impl std::fmt::Display) -> CompileError {
 
 /// Runs the conversion on every function of `module`, returning the lowered module.
 pub fn run<'c>(ctx: &'c Context, module: &Module<'c>) -> Result<Module<'c>, CompileError> {
-    run_with(ctx, module, &[])
+    run_with(ctx, module, &[], GroupedMmForm::default())
 }
 
-/// [`run`] with user-supplied lowerings, tried before the built-in ones.
+/// [`run`] with user-supplied lowerings, tried before the built-in ones, and the form
+/// of grouped matmuls.
 pub fn run_with<'c>(
     ctx: &'c Context,
     module: &Module<'c>,
     custom: &[CustomLowering],
+    grouped_mm: GroupedMmForm,
 ) -> Result<Module<'c>, CompileError> {
     let out = Module::new(Location::unknown(ctx));
     let mut unsupported: BTreeMap<String, UnsupportedOp> = BTreeMap::new();
@@ -185,7 +198,14 @@ pub fn run_with<'c>(
                 "module contains an operation other than func.func",
             ));
         }
-        lower_function(ctx, &out, &func, custom, &mut unsupported, &mut first_error)?;
+        lower_function(
+            ctx,
+            &out,
+            &func,
+            (custom, grouped_mm),
+            &mut unsupported,
+            &mut first_error,
+        )?;
     }
     if !unsupported.is_empty() {
         return Err(CompileError::UnsupportedOps(
@@ -202,7 +222,7 @@ fn lower_function<'c>(
     ctx: &'c Context,
     out: &Module<'c>,
     func: &OperationRef<'c, '_>,
-    custom: &[CustomLowering],
+    (custom, grouped_mm): (&[CustomLowering], GroupedMmForm),
     unsupported: &mut BTreeMap<String, UnsupportedOp>,
     first_error: &mut Option<CompileError>,
 ) -> Result<(), CompileError> {
@@ -247,6 +267,7 @@ fn lower_function<'c>(
 
     let mut lowering = Lowering {
         custom,
+        grouped_mm,
         unsupported,
         first_error,
         attr_cache: AttrCache::default(),
@@ -273,6 +294,7 @@ fn key(v: mlir_sys::MlirValue) -> usize {
 /// lowered counterparts (nested regions included) and what went wrong so far.
 struct Lowering<'a> {
     custom: &'a [CustomLowering],
+    grouped_mm: GroupedMmForm,
     unsupported: &'a mut BTreeMap<String, UnsupportedOp>,
     first_error: &'a mut Option<CompileError>,
     attr_cache: AttrCache,
@@ -365,8 +387,10 @@ impl Lowering<'_> {
                 aten.results_used = old_results.iter().map(has_uses).collect();
                 // A lowering bug must not take the process down: a panic becomes an
                 // error that names the node.
-                let custom = self.custom;
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lower_op(&aten, &e, custom)))
+                let (custom, grouped_mm) = (self.custom, self.grouped_mm);
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    lower_op(&aten, &e, custom, grouped_mm)
+                }))
                     .unwrap_or_else(|_| {
                         Err(LowerError::Invalid(
                             "internal error: the lowering of this op panicked (please report it with this model)".into(),

@@ -142,6 +142,7 @@ pub fn spec(chip: Chip) -> TargetSpec {
     TargetSpec {
         name: chip.name(),
         outlines_composites: false,
+        runs_loops: false,
         unsupported: vec![
             (
                 Feature::DynamicShapes,
