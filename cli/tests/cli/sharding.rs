@@ -70,6 +70,7 @@ fn run_executes_a_partitioned_artifact_on_its_mesh() {
         dynamic: None,
         debug_values: Vec::new(),
         training: None,
+        model_flops: None,
     };
     std::fs::write(
         art.join("manifest.json"),

@@ -495,6 +495,8 @@ fn report_top_lists_operations_by_traffic_and_flops() {
     std::fs::write(art.join(&file.file), b"not a module").unwrap();
     let (ok, _, err) = tpuc(&["report", art.to_str().unwrap()]);
     assert!(!ok && err.contains("does not match its checksum"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
 
 /// A bare model.json of one `transformers.grouped_mm_fallback` node: user inputs
 /// `x [S, K]` and `w [E, K, N]` in bf16 and `offs [E]` in int32.

@@ -255,6 +255,7 @@ pub fn write_artifact(dir: &Path) -> Manifest {
         dynamic: None,
         debug_values: Vec::new(),
         training: None,
+        model_flops: None,
     };
     write_manifest(dir, &manifest);
     manifest

@@ -214,6 +214,7 @@ fn partitioned_sessions_run_on_their_mesh() {
             dynamic: None,
             debug_values: Vec::new(),
             training: None,
+            model_flops: None,
         };
         write_manifest(&dir, &manifest);
         let options = LoadOptions {
