@@ -42,8 +42,12 @@
 // CHECK: "stablehlo.broadcast_in_dim"([[COUNT]]) {broadcast_dimensions = array<i64: 1>} : (tensor<2xi64>) -> tensor<2x2xi64>
 // CHECK: [[FIRST:%[0-9]+]] = "stablehlo.reduce"
 // CHECK: [[TOTAL:%[0-9]+]] = "stablehlo.reduce"([[COUNT]]
-// CHECK: [[LOOP:%[0-9]+]]:8 = "stablehlo.while"({{%[0-9]+}}, {{%[0-9]+}}, [[FIRST]], [[TOTAL]], [[X]], [[W]], [[LO]], [[HI]])
+// The bounded loop: ceil(S / C) + E = 7 iterations, each doing its chunk if it
+// exists (below the total).
+// CHECK: [[BOUNDED:%[0-9]+]]:8 = "stablehlo.while"({{%[0-9]+}}, {{%[0-9]+}}, [[FIRST]], [[TOTAL]], [[X]], [[W]], [[LO]], [[HI]])
+// CHECK: "stablehlo.constant"() {value = dense<7> : tensor<i64>}
 // CHECK: comparison_direction LT
+// CHECK: "stablehlo.if"
 // The body: the chunk's group and which rows it reads are its own, then its rows
 // and its group's weight, one [1, 3] x [3, 4] product.
 // CHECK: [[MINE:%[0-9]+]] = "stablehlo.and"
@@ -57,6 +61,9 @@
 // CHECK-SAME: (tensor<5x4xf32>, tensor<i64>, tensor<i64>) -> tensor<1x4xf32>
 // CHECK: [[NEW:%[0-9]+]] = "stablehlo.select"([[MASK]], [[PRODUCT]], [[OLD]])
 // CHECK: "stablehlo.dynamic_update_slice"({{%arg[0-9]+}}, [[NEW]],
+// The loop for chunks past the bound (overlapping groups only) continues from the
+// first one's state, while the counter is below the total.
+// CHECK: [[LOOP:%[0-9]+]]:8 = "stablehlo.while"([[BOUNDED]]#0, [[BOUNDED]]#1, [[BOUNDED]]#2, [[BOUNDED]]#3
 // CHECK: "func.return"([[LOOP]]#1)
 
 // DENSE-LABEL: sym_name = "grouped_mm_fallback"
@@ -142,7 +149,8 @@
 // rounded to bf16 once after the loop. The dense form masks the operands per group and
 // multiplies [E, K, S] x [E, S, N] with E as a batch dimension.
 // CHECK-LABEL: sym_name = "weight_gradient"
-// CHECK: [[SUMS:%[0-9]+]]:8 = "stablehlo.while"
+// CHECK: "stablehlo.while"
+// CHECK: "stablehlo.if"
 // CHECK: [[COLS:%[0-9]+]] = "stablehlo.dynamic_slice"({{%arg[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}) {slice_sizes = array<i64: 3, 2>} : (tensor<3x8xbf16>
 // CHECK: [[XM:%[0-9]+]] = "stablehlo.select"({{%[0-9]+}}, [[COLS]], {{%[0-9]+}}) : (tensor<3x2xi1>
 // CHECK: [[ROWS:%[0-9]+]] = "stablehlo.dynamic_slice"({{%arg[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}) {slice_sizes = array<i64: 2, 5>} : (tensor<8x5xbf16>
@@ -153,6 +161,7 @@
 // CHECK: [[PR:%[0-9]+]] = "stablehlo.reshape"([[P]]) : (tensor<3x5xf32>) -> tensor<1x3x5xf32>
 // CHECK: [[SUM:%[0-9]+]] = "stablehlo.add"([[SLOT]], [[PR]])
 // CHECK: "stablehlo.dynamic_update_slice"([[OUT]], [[SUM]], [[G]],
+// CHECK: [[SUMS:%[0-9]+]]:8 = "stablehlo.while"
 // CHECK: [[R:%[0-9]+]] = "stablehlo.convert"([[SUMS]]#1) : (tensor<2x3x5xf32>) -> tensor<2x3x5xbf16>
 // CHECK-NEXT: "func.return"([[R]])
 

@@ -136,11 +136,33 @@ fn flops_line(
     Some(format!(
         "  FLOPs per device: {:.4e}{}, {:.2}x the model's own {:.4e}{} (its matmuls, attention and routed grouped matmuls by their definition)",
         flops,
-        if cost.is_some() { " (counted in the optimized program, loops by their trip counts)" } else { "" },
+        match cost {
+            Some(c) => caveat(c, " (counted in the optimized program, loops by their trip counts"),
+            None => String::new(),
+        },
         flops * devices / model,
         model,
         if devices > 1.0 { format!(" over {devices} devices") } else { String::new() }
     ))
+}
+
+/// How a program's cost was counted, after `start` (an opening parenthesis and text,
+/// or nothing): loops whose trip count is a run-time value once, conditionals by every
+/// branch (an upper bound).
+fn caveat(cost: &ProgramCost, start: &str) -> String {
+    let mut notes = Vec::new();
+    if cost.loops {
+        notes.push("loops without a stated trip count counted once");
+    }
+    if cost.branches {
+        notes.push("every conditional branch counted: an upper bound");
+    }
+    match (start.is_empty(), notes.is_empty()) {
+        (true, true) => String::new(),
+        (true, false) => format!(" ({})", notes.join("; ")),
+        (false, true) => format!("{start})"),
+        (false, false) => format!("{start}; {})", notes.join("; ")),
+    }
 }
 
 /// Main-memory traffic against the arguments, and the roofline time per call.
@@ -153,7 +175,7 @@ fn traffic_lines(e: &TpuExecutable, cost: &ProgramCost) -> Vec<String> {
         gb(hbm),
         hbm / args,
         gb(args),
-        if cost.loops { " (loop bodies counted once)" } else { "" },
+        caveat(cost, ""),
         gb(cost.bytes as f64),
         cost.bytes as f64 / args,
         gb(r.bytes_accessed),
@@ -272,6 +294,7 @@ pub fn report(artifact: &Path, json: bool, top: Option<usize>) -> Result<ExitCod
                     "flops": c.flops,
                     "hbm_bytes_per_argument_byte": c.hbm_bytes as f64 / e.report.argument_bytes.max(1) as f64,
                     "loops_counted_once": c.loops,
+                    "every_branch_counted": c.branches,
                     "roofline_seconds": Roofline::of(e, c).map(|t| t.memory.max(t.compute)),
                     "roofline_memory_seconds": Roofline::of(e, c).map(|t| t.memory),
                     "roofline_compute_seconds": Roofline::of(e, c).map(|t| t.compute),

@@ -273,10 +273,11 @@ pub fn compile(
     // Its grouped matmuls become `chlo.ragged_dot` (libtpu's grouped-matmul kernels),
     // which only TPU compilers take: the artifact's program (printed above) keeps the
     // portable loop. The module is not used after this. Not in partitioned programs
-    // (which get the dense form anyway, see `pipeline::for_compile`): libtpu's SPMD
-    // partitioner aborts the process on a ragged dot ("RaggedDot is only supported
-    // with Shardy", a CHECK; XLA falls back from Shardy to GSPMD on tpuc's programs,
-    // which carry both forms of shardings; measured Dec 2026).
+    // (their grouped matmuls are dense or, under expert parallelism, the routed loop
+    // in a manual computation, see `pipeline::for_compile`): libtpu's SPMD partitioner
+    // aborts the process on a ragged dot, inside a manual computation too ("RaggedDot
+    // is only supported with Shardy", a CHECK; XLA falls back from Shardy to GSPMD on
+    // tpuc's programs, which carry both forms of shardings; measured Dec 2026).
     let located = match options.finish {
         Some(_) if options.sharding.is_some() => Some(crate::printer::program_with_node_locations(
             &module, &model,

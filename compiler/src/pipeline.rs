@@ -15,7 +15,7 @@
 //! | fusion | `stablehlo-outline-composites` (targets with composites), `-fold-batch-reshape`, `-merge-dots`, `-dce` (-O2) |
 //! | target | the target's own passes (Neuron: legalize, auto-cast, check) |
 //! | verification | `verify-stablehlo` |
-//! | partitioning | `tpuc-seed-sharding`, `stablehlo-propagate-sharding` (with `--mesh`) |
+//! | partitioning | `tpuc-seed-sharding`, `stablehlo-propagate-sharding`, `tpuc-expert-parallel` (-O2) (with `--mesh`) |
 //! | output | `tpuc-mark-state-aliases` (stateful programs), `tpuc-take-records` |
 //!
 //! [`Pipeline`]'s text (`tpuc compile --print-pipeline`) is the exact list `tpuc opt
@@ -293,9 +293,9 @@ pub fn for_compile(options: &CompileOptions, facts: &ProgramFacts) -> Pipeline {
     // loops and in partitioned programs: XLA's SPMD partitioner runs such a loop whole
     // on every device and all-gathers what is split into it (measured, --shard expert
     // on mixtral_default_experts: every expert weight gathered whole to each device),
-    // where the dense form keeps each device on its own experts. A routed form for
-    // expert parallelism (each device looping over its own experts) needs manual
-    // partitioning; not done yet.
+    // where the dense form keeps each device on its own experts. At -O2 the grouped
+    // matmuls over expert-split weights then become the routed loop of each device's
+    // own experts, in a manual computation (`tpuc-expert-parallel`, below).
     let mut lower = PassSpec::new("lower-aten-to-stablehlo");
     if !options.target.spec().runs_loops || options.sharding.is_some() {
         lower = lower.with("grouped-mm", "dense");
@@ -348,6 +348,14 @@ pub fn for_compile(options: &CompileOptions, facts: &ProgramFacts) -> Pipeline {
             Phase::Partitioning,
             PassSpec::new(passes::propagate_sharding::NAME),
         );
+        // Grouped-matmul composites (-O2) over split expert weights: each device on
+        // its own experts and routed rows.
+        if level >= OptLevel::O2 && composites {
+            p.push(
+                Phase::Partitioning,
+                PassSpec::new(passes::expert_parallel::NAME),
+            );
+        }
     }
     if !facts.state_aliases.is_empty() {
         let aliases: Vec<String> = facts

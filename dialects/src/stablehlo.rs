@@ -9,7 +9,7 @@ use melior::ir::block::BlockLike;
 use melior::ir::r#type::TypeLike;
 use melior::ir::{Block, Location, Region, RegionLike, Value, ValueLike};
 use melior::Context;
-use mlir_sys::{MlirBlock, MlirType, MlirValue};
+use mlir_sys::{MlirBlock, MlirOperation, MlirType, MlirValue};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -384,10 +384,13 @@ struct Caches<'c> {
     constants: RefCell<FxHashMap<(TensorType, u64), Attribute<'c>>>,
 }
 
-/// Appends StableHLO operations at the end of one block, at one location.
+/// Appends StableHLO operations at the end of one block (or inserts them before one of
+/// its operations, [`Emitter::before`]), at one location.
 pub struct Emitter<'c> {
     ctx: &'c Context,
     block: MlirBlock,
+    /// Where new operations go: before this one of `block`, else at its end.
+    anchor: Option<MlirOperation>,
     loc: Location<'c>,
     caches: Rc<Caches<'c>>,
 }
@@ -400,6 +403,20 @@ impl<'c> Emitter<'c> {
         Emitter {
             ctx,
             block: block.to_raw(),
+            anchor: None,
+            loc,
+            caches: Rc::default(),
+        }
+    }
+
+    /// An emitter that inserts its operations right before `op` (in `op`'s block), for
+    /// passes that rewrite a program in place.
+    pub fn before(ctx: &'c Context, op: MlirOperation, loc: Location<'c>) -> Self {
+        Emitter {
+            ctx,
+            // SAFETY: `op` is a live operation of `ctx`.
+            block: unsafe { mlir_sys::mlirOperationGetBlock(op) },
+            anchor: Some(op),
             loc,
             caches: Rc::default(),
         }
@@ -410,6 +427,7 @@ impl<'c> Emitter<'c> {
         Emitter {
             ctx: self.ctx,
             block: block.to_raw(),
+            anchor: None,
             loc: self.loc,
             caches: self.caches.clone(),
         }
@@ -442,6 +460,7 @@ impl<'c> Emitter<'c> {
         Emitter {
             ctx: self.ctx,
             block: self.block,
+            anchor: self.anchor,
             loc,
             caches: self.caches.clone(),
         }
@@ -479,7 +498,7 @@ impl<'c> Emitter<'c> {
             for (i, v) in operands.iter().enumerate() {
                 mlir_sys::mlirOperationSetOperand(c, i as isize, v.raw);
             }
-            mlir_sys::mlirBlockAppendOwnedOperation(self.block, c);
+            self.place(c);
             Ok(results
                 .iter()
                 .enumerate()
@@ -515,6 +534,17 @@ impl<'c> Emitter<'c> {
         let ty = t.to_mlir(self.ctx)?.to_raw();
         self.caches.types.borrow_mut().insert(t.clone(), ty);
         Ok(ty)
+    }
+
+    /// Hands the detached `op` to the block: before the anchor, or at the end.
+    ///
+    /// # Safety
+    /// `op` is a live, detached operation of the emitter's context.
+    unsafe fn place(&self, op: MlirOperation) {
+        match self.anchor {
+            Some(anchor) => mlir_sys::mlirBlockInsertOwnedOperationBefore(self.block, anchor, op),
+            None => mlir_sys::mlirBlockAppendOwnedOperation(self.block, op),
+        }
     }
 
     /// Appends the generic operation `name` (through the C API, as melior's
@@ -576,7 +606,7 @@ impl<'c> Emitter<'c> {
             if op.ptr.is_null() {
                 return Err(DialectError::Build(name.to_string()));
             }
-            mlir_sys::mlirBlockAppendOwnedOperation(self.block, op);
+            self.place(op);
             op
         };
         Ok(results

@@ -16,8 +16,11 @@
 //! - `parameter`, `constant`, `tuple`, `get-tuple-element`, `bitcast` and the `-done`
 //!   halves of asynchronous pairs move nothing; a `copy-start` moves its operand, an
 //!   `async-start` what the operation it wraps moves.
-//! - Bodies of `while` loops and `conditional` branches are counted once (the trip
-//!   count is a run-time value); [`ProgramCost::loops`] says when a program has any.
+//! - A `while` loop in canonical form (a counter from a constant, below a constant, by
+//!   a constant step) is counted its trip count times; the body of any other loop
+//!   once (the trip count is a run-time value), which [`ProgramCost::loops`] says.
+//!   Every branch of a `conditional` is counted ([`ProgramCost::branches`]): an upper
+//!   bound.
 //!
 //! Traffic is split by memory space: space 0 is the device's main memory (HBM on a
 //! TPU). XLA's memory-space assignment moves values it prefetches into on-chip memory
@@ -71,9 +74,12 @@ pub struct ProgramCost {
     pub hbm_bytes: u64,
     pub bytes: u64,
     pub flops: f64,
-    /// Whether the program has loops whose trip count it does not state, or
-    /// conditionals: their bodies are counted once here.
+    /// Whether the program has loops whose trip count it does not state: their bodies
+    /// are counted once here.
     pub loops: bool,
+    /// Whether the program has conditionals: every branch is counted (once per time the
+    /// conditional runs), so the figures are an upper bound.
+    pub branches: bool,
 }
 
 impl ProgramCost {
@@ -333,10 +339,10 @@ impl<'m> Program<'m> {
                 // times; any other loop or branch once.
                 let trips = match op {
                     "while" => self.trip_count(inst),
-                    "call" => Some(1),
-                    _ => None,
+                    _ => Some(1),
                 };
                 cost.loops |= trips.is_none();
+                cost.branches |= op == "conditional";
                 if depth < 16 {
                     for id in &inst.called_computation_ids {
                         if let Some(c) = self.computations.get(id) {
@@ -421,7 +427,7 @@ impl<'m> Program<'m> {
 
     /// The trip count of a `while` of the canonical form: a counter element of the
     /// loop state starting at a constant, compared `LT` with a constant in the
-    /// condition, stepped by a constant in the body (through converts, copies and
+    /// condition (directly or in a fusion), stepped by a constant in the body (through converts, copies and
     /// bitcasts); `None` for any other loop.
     fn trip_count(&self, w: &HloInstructionProto) -> Option<u64> {
         let comps: Vec<&HloComputationProto> = w
@@ -437,11 +443,13 @@ impl<'m> Program<'m> {
         let cond = comps.iter().find(|c| is_cond(c))?;
         let body = comps.iter().find(|c| !is_cond(c))?;
         let root = self.instructions.get(&cond.root_id)?;
-        if root.opcode != "compare" || root.operand_ids.len() != 2 {
+        // The comparison, at the root or as the root of a fusion there (XLA's CPU
+        // compiler wraps it).
+        let (compare, [a, b]) = self.binary(root)?;
+        if compare.opcode != "compare" {
             return None;
         }
-        let (a, b) = (root.operand_ids[0], root.operand_ids[1]);
-        let (index, limit) = match root.comparison_direction.as_str() {
+        let (index, limit) = match compare.comparison_direction.as_str() {
             "LT" => (self.state_index(a)?, self.constant(b)?),
             "GT" => (self.state_index(b)?, self.constant(a)?),
             _ => return None,
@@ -457,11 +465,10 @@ impl<'m> Program<'m> {
         if next.opcode != "tuple" {
             return None;
         }
-        let add = self.through_casts(*next.operand_ids.get(index)?)?;
-        if add.opcode != "add" || add.operand_ids.len() != 2 {
+        let (add, [x, y]) = self.binary(self.through_casts(*next.operand_ids.get(index)?)?)?;
+        if add.opcode != "add" {
             return None;
         }
-        let (x, y) = (add.operand_ids[0], add.operand_ids[1]);
         let step = match (
             self.state_index(x),
             self.constant(y),
@@ -475,6 +482,33 @@ impl<'m> Program<'m> {
             return Some(0).filter(|_| step > 0);
         }
         Some(((limit - start + step - 1) / step) as u64)
+    }
+
+    /// A two-operand instruction and its operands, or the same of a fusion whose root
+    /// is one reading two of its parameters (the operands then the fusion's).
+    fn binary(&self, inst: &'m HloInstructionProto) -> Option<(&'m HloInstructionProto, [i64; 2])> {
+        let (op, outer) = if inst.opcode == "fusion" {
+            let fused = self
+                .computations
+                .get(inst.called_computation_ids.first()?)?;
+            (self.instructions.get(&fused.root_id).copied()?, Some(inst))
+        } else {
+            (inst, None)
+        };
+        let [a, b] = op.operand_ids.as_slice() else {
+            return None;
+        };
+        let outside = |id: i64| match outer {
+            None => Some(id),
+            Some(f) => {
+                let p = self.instructions.get(&id)?;
+                if p.opcode != "parameter" {
+                    return None;
+                }
+                f.operand_ids.get(p.parameter_number as usize).copied()
+            }
+        };
+        Some((op, [outside(*a)?, outside(*b)?]))
     }
 
     /// The instruction defining `id`, looking through converts, copies and bitcasts.

@@ -314,11 +314,12 @@ fn coverage_decoders_match_pytorch_sharded_in_gspmd_form() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Under expert parallelism a grouped matmul stays on each device's own experts: the
-/// program keeps the dense form (no loop), and XLA's partitioned program gathers no
-/// expert weight (it all-reduces the [S, N] results). The routed loop, which XLA's
-/// partitioner runs whole on every device, gathered both expert weights of
-/// mixtral_default_experts whole (24,576 bytes per call at ep=2 and ep=4).
+/// Under expert parallelism each device computes its grouped matmuls on its own experts
+/// (`tpuc-expert-parallel`: a manual computation holding the routed loop of the local
+/// experts), and XLA's partitioned program gathers no expert weight: it all-reduces the
+/// [S, N] results, one all-reduce per grouped matmul. (The routed loop left to XLA's
+/// partitioner ran whole on every device and gathered both expert weights of
+/// mixtral_default_experts whole, 24,576 bytes per call at ep=2 and ep=4.)
 #[test]
 fn expert_parallel_grouped_mm_gathers_no_expert_weight() {
     let plugin =
@@ -336,7 +337,12 @@ fn expert_parallel_grouped_mm_gathers_no_expert_weight() {
         let options = sharded_options(&mesh, &[ShardPreset::Expert], ShardingFormat::Shardy);
         tpuc_compiler::compile(&model_dir.join("core.pt2"), &art, &options).unwrap();
         let program = std::fs::read_to_string(art.join("program.mlir")).unwrap();
-        assert!(!program.contains("\"stablehlo.while\""), "{mesh_text}");
+        assert_eq!(
+            program.matches("SPMDFullToShardShape").count(),
+            2 * 4,
+            "{mesh_text}: two grouped matmuls, four operands each"
+        );
+        assert!(program.contains("\"stablehlo.while\""), "{mesh_text}");
         let m = tpuc_runtime::session::read_manifest(&art).unwrap();
         let smallest_expert_weight = m
             .arguments
@@ -351,6 +357,11 @@ fn expert_parallel_grouped_mm_gathers_no_expert_weight() {
         assert!(
             gathered < smallest_expert_weight,
             "{mesh_text}: {gathered} bytes all-gathered ({stats:?})"
+        );
+        assert_eq!(
+            stats.get("all-reduce").map(|s| s.count),
+            Some(2),
+            "{mesh_text}: {stats:?}"
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -12,6 +12,7 @@
 pub mod composites;
 pub mod cse;
 pub mod dce;
+pub mod expert_parallel;
 pub mod fold_batch_reshape;
 pub mod fold_constants;
 pub mod fold_repeat_kv;
@@ -198,6 +199,9 @@ fn entries() -> Vec<(&'static str, Constructor)> {
         }),
         (propagate_sharding::NAME, |s, _| {
             plain(s, propagate_sharding::PropagateSharding)
+        }),
+        (expert_parallel::NAME, |s, _| {
+            plain(s, expert_parallel::ExpertParallel)
         }),
         (neuron::legalize::NAME, |s, _| {
             plain(s, neuron::legalize::NeuronLegalize { narrow_int64: true })

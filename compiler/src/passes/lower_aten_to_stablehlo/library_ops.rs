@@ -18,9 +18,15 @@
 //!   of two at most `S / (2E)` (1 to 128), which keeps it within 1.5x of the routed
 //!   FLOPs whatever `E` is, with no `[S, E, N]` temporary. Each iteration also reads
 //!   a few `[E]` vectors (the expert of the chunk is the number of experts whose first
-//!   chunk is at or before it).
+//!   chunk is at or before it). The loop runs a fixed `ceil(S / C) + E` times (the most
+//!   chunks groups that do not overlap have), each chunk under a `stablehlo.if`, so its
+//!   trip count is in the program and a cost analysis counts its bound; a second loop
+//!   takes any chunks past it, which only overlapping groups have (see
+//!   [`chunk_loop`]). Under expert parallelism each device runs this loop on its own
+//!   experts (`tpuc-expert-parallel`, [`ExpertShare`]).
 //! - [`GroupedMmForm::Dense`] (Neuron, whose devices take no data-dependent loops or
-//!   dynamic slices, and partitioned programs, see `pipeline::for_compile`): every row
+//!   dynamic slices, and partitioned programs, see `pipeline::for_compile`, except
+//!   where `tpuc-expert-parallel` replaces it by each device's routed loop): every row
 //!   times every expert (`[S, E, N]`) and a one-hot select of the row's expert; E times
 //!   the routed work.
 //!
@@ -231,6 +237,8 @@ struct Schedule {
     c: i64,
     first: TValue,
     total: TValue,
+    /// The most chunks groups that do not overlap can have: `ceil(S / C) + E`.
+    bound: i64,
 }
 
 impl Schedule {
@@ -251,7 +259,13 @@ impl Schedule {
         let masked = e.select(&earlier, &spread, &e.constant(&square, 0.0)?)?;
         let first = e.reduce(&masked, 0.0, &[1], ReduceKind::Add)?;
         let total = e.reduce(&chunks, 0.0, &[0], ReduceKind::Add)?;
-        Ok(Schedule { c, first, total })
+        let bound = (s + c - 1) / c + ne;
+        Ok(Schedule {
+            c,
+            first,
+            total,
+            bound,
+        })
     }
 }
 
@@ -303,17 +317,26 @@ impl Chunk {
     }
 }
 
-/// A `stablehlo.while` over the chunks of `schedule`: the loop state is a counter,
-/// `out` (the result, carried), then `reads` (passed through unchanged: XLA takes
-/// closed loops); `step` maps the counter, the output and the reads to the next output.
+/// The chunks of `schedule` in two `stablehlo.while` loops. The loop state is a
+/// counter, `out` (the result, carried), then `reads` (passed through unchanged: XLA
+/// takes closed loops); `step` maps the counter, the output and the reads to the next
+/// output.
+///
+/// The first loop runs a fixed `ceil(S / C) + E` times, the most chunks groups that do
+/// not overlap can have, each iteration doing its chunk only if it exists
+/// (`stablehlo.if`): its trip count is in the program, so a cost analysis counts the
+/// loop's work at this bound (`tpuc report`). The second loop takes the chunks past
+/// that bound, which only overlapping groups (offsets that are not monotone) have;
+/// it runs no iteration otherwise.
 fn chunk_loop(
     e: &Emitter,
     schedule: Schedule,
     out: TValue,
     reads: &[&TValue],
-    step: impl FnOnce(&Emitter, &TValue, &TValue, &[TValue], &TValue) -> LResult<TValue>,
+    step: impl Fn(&Emitter, &TValue, &TValue, &[TValue], &TValue) -> LResult<TValue>,
 ) -> LResult<TValue> {
     let scalar = TensorType::scalar(DType::I64);
+    let bound = schedule.bound;
     let mut state = vec![
         e.constant(&scalar, 0.0)?,
         out,
@@ -322,6 +345,28 @@ fn chunk_loop(
     ];
     state.extend(reads.iter().map(|v| (*v).clone()));
     let types: Vec<TensorType> = state.iter().map(|v| v.ty.clone()).collect();
+    let out_ty = types[1].clone();
+    // The first loop: a counter below a constant, each chunk under an `if`.
+    let cond = e.region(&types, |inner: &Emitter, a: &[TValue]| {
+        let limit = inner.constant(&scalar, bound as f64)?;
+        Ok::<_, LowerError>(vec![inner.compare(Cmp::Lt, &a[0], &limit)?])
+    })?;
+    let body = e.region(&types, |b: &Emitter, a: &[TValue]| {
+        let exists = b.compare(Cmp::Lt, &a[0], &a[3])?;
+        let then = b.region(&[], |t: &Emitter, _: &[TValue]| {
+            Ok::<_, LowerError>(vec![step(t, &a[0], &a[1], &a[4..], &a[2])?])
+        })?;
+        let skip = b.region(&[], |_: &Emitter, _: &[TValue]| {
+            Ok::<_, LowerError>(vec![a[1].clone()])
+        })?;
+        let out = b.if_(&exists, then, skip, std::slice::from_ref(&out_ty))?;
+        let mut next = vec![b.add(&a[0], &b.constant(&scalar, 1.0)?)?, out[0].clone()];
+        next.extend_from_slice(&a[2..]);
+        Ok::<_, LowerError>(next)
+    })?;
+    let refs: Vec<&TValue> = state.iter().collect();
+    let mut state = e.while_(&refs, cond, body)?;
+    // The second loop: the chunks past the bound, while there are any.
     let cond = e.region(&types, |inner: &Emitter, a: &[TValue]| {
         Ok::<_, LowerError>(vec![inner.compare(Cmp::Lt, &a[0], &a[3])?])
     })?;
@@ -332,8 +377,8 @@ fn chunk_loop(
         Ok::<_, LowerError>(next)
     })?;
     let refs: Vec<&TValue> = state.iter().collect();
-    let results = e.while_(&refs, cond, body)?;
-    Ok(results[1].clone())
+    state = e.while_(&refs, cond, body)?;
+    Ok(state[1].clone())
 }
 
 /// The routed loop (see the module comment): each chunk's `[C, K] x [K, N]` product
@@ -494,6 +539,70 @@ fn dense(e: &Emitter, x: &TValue, w: &TValue, g: &Groups, ty: &TensorType) -> LR
     let kept = e.select(&mask, &all, &e.constant(&all.ty, 0.0)?)?;
     let picked = e.reduce(&kept, 0.0, &[1], ReduceKind::Add)?;
     Ok(e.convert(&picked, ty.dtype)?)
+}
+
+/// The routed loop on its own (`x [S, K]`, `w [E, K, N]`, `offs [E]` to `ty`): the
+/// decomposition `tpuc-expert-parallel` gives each device's grouped matmul over its own
+/// experts.
+pub fn routed_grouped_mm(
+    e: &Emitter,
+    x: &TValue,
+    w: &TValue,
+    offs: &TValue,
+    ty: &TensorType,
+) -> LResult<TValue> {
+    let x = e.convert(x, ty.dtype)?;
+    let w = e.convert(w, ty.dtype)?;
+    if x.shape().contains(&0) || w.shape().contains(&0) {
+        return Ok(e.constant(ty, 0.0)?);
+    }
+    let groups = Groups::of(e, offs, x.shape()[0])?;
+    routed(e, &x, &w, &groups, ty)
+}
+
+/// One device's share of a grouped matmul under expert parallelism: the experts
+/// `index * local .. (index + 1) * local` of `offs`'s groups (`index` a `[1]` integer
+/// tensor). Their rows, `lo..hi` of `x [S, K]` (contiguous for monotone offsets), are
+/// moved to the top (`x` rows `lo..`, zeros past the end), and `offs` becomes their
+/// `local` ends counted from `lo`, so that `grouped_mm(x, local weights, offs)` is the
+/// ordinary grouped matmul of the local experts; [`ExpertShare::place`] moves its rows
+/// back. For offsets that are not monotone, a local group whose end falls before the
+/// share's first row is empty (PyTorch's loop would let it overwrite earlier rows).
+pub struct ExpertShare {
+    pub x: TValue,
+    pub offs: TValue,
+    lo: TValue,
+}
+
+impl ExpertShare {
+    pub fn of(e: &Emitter, x: &TValue, offs: &TValue, index: &TValue, local: i64) -> LResult<Self> {
+        let (s, k) = (x.shape()[0], x.shape()[1]);
+        let g = Groups::of(e, offs, s)?;
+        let scalar = TensorType::scalar(DType::I64);
+        let index = e.reshape(&e.convert(index, DType::I64)?, &[])?;
+        let base = e.mul(&index, &e.constant(&scalar, local as f64)?)?;
+        let lo = element(e, &g.lo, &base)?;
+        let ends = e.dynamic_slice(&g.hi, &[&base], &[local])?;
+        let from_lo = e.sub(&ends, &e.broadcast_in_dim(&lo, &[local], &[])?)?;
+        let from_lo = e.max(&from_lo, &e.constant(&from_lo.ty, 0.0)?)?;
+        let offs = e.convert(&from_lo, offs.dtype())?;
+        // x's rows from lo on, then zeros: a slice of x over S rows of zeros.
+        let padded = e.concatenate(&[x, &e.constant(&x.ty, 0.0)?], 0)?;
+        let zero = e.constant(&scalar, 0.0)?;
+        let x = e.dynamic_slice(&padded, &[&lo, &zero], &[s, k])?;
+        Ok(ExpertShare { x, offs, lo })
+    }
+
+    /// The local grouped matmul's `[S, N]` result with its rows back at `lo..`: row `r`
+    /// is `y[r - lo]`, zero above `lo`.
+    pub fn place(&self, e: &Emitter, y: &TValue) -> LResult<TValue> {
+        let (s, n) = (y.shape()[0], y.shape()[1]);
+        let padded = e.concatenate(&[&e.constant(&y.ty, 0.0)?, y], 0)?;
+        let scalar = TensorType::scalar(DType::I64);
+        let start = e.sub(&e.constant(&scalar, s as f64)?, &self.lo)?;
+        let zero = e.constant(&scalar, 0.0)?;
+        Ok(e.dynamic_slice(&padded, &[&start, &zero], &[s, n])?)
+    }
 }
 
 /// The grouped matmul as XLA's `chlo.ragged_dot` (for TPU compilers, which turn it

@@ -35,8 +35,8 @@ use tpuc_dialects::func::append_function;
 use tpuc_dialects::{DialectError, Emitter, TValue, TensorType};
 
 pub use library_ops::{
-    chunk_rows as grouped_mm_chunk_rows, ragged_dot as grouped_mm_ragged_dot, GroupedMmForm,
-    GROUPED_MM,
+    chunk_rows as grouped_mm_chunk_rows, ragged_dot as grouped_mm_ragged_dot, routed_grouped_mm,
+    ExpertShare, GroupedMmForm, GROUPED_MM,
 };
 pub use op::{AtenOp, AttrCache};
 

@@ -1,0 +1,58 @@
+// tpuc-expert-parallel (compiler/src/passes/expert_parallel.rs): grouped-matmul
+// composites whose weight is split on its expert dimension become a GSPMD manual
+// computation: x, the local weight shard, the offsets and an iota of the expert shards
+// go in; the body moves the rows of the device's experts to the top, runs the local
+// grouped matmul (a composite whose decomposition is the routed loop) and puts the
+// rows back; the [shards, S, N] partial results are summed outside. A weight left
+// whole keeps its composite and dense decomposition.
+//
+// RUN: tpuc opt %S/Inputs/expert_parallel.mlir --pass-pipeline='aten-outline-composites,lower-aten-to-stablehlo{grouped-mm=dense},tpuc-seed-sharding{mesh="ep=2,tp=2" format=gspmd args="1=[ep, -, -];2=[ep, tp, -]"},stablehlo-propagate-sharding,tpuc-expert-parallel' | FileCheck %s
+// Without a mesh the pass does nothing.
+// RUN: tpuc opt %S/Inputs/expert_parallel.mlir --pass-pipeline='aten-outline-composites,lower-aten-to-stablehlo{grouped-mm=dense},tpuc-expert-parallel' | FileCheck %s --check-prefix=NOMESH
+
+// The weight split on ep only: [4, 4, 6] -> [2, 4, 6] per device; the expert-shard
+// index is an iota [2] split on ep; the result [2, 8, 6] split on ep (replicated on tp)
+// is summed over its first dimension.
+// CHECK-LABEL: sym_name = "main"
+// CHECK: [[I:%[0-9]+]] = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<2xi32>
+// CHECK: "stablehlo.custom_call"(%{{.*}}) {call_target_name = "Sharding", mhlo.sharding = "{replicated}"} : (tensor<8x4xbf16>)
+// CHECK: [[X:%[0-9]+]] = "stablehlo.custom_call"(%{{.*}}) {call_target_name = "SPMDFullToShardShape", mhlo.sharding = "{manual}"} : (tensor<8x4xbf16>) -> tensor<8x4xbf16>
+// CHECK: "stablehlo.custom_call"(%{{.*}}) {call_target_name = "Sharding", mhlo.sharding = "{devices=[2,1,1,2]0,1,2,3 last_tile_dim_replicate}"} : (tensor<4x4x6xbf16>)
+// CHECK: [[W:%[0-9]+]] = "stablehlo.custom_call"(%{{.*}}) {call_target_name = "SPMDFullToShardShape", mhlo.sharding = "{manual}"} : (tensor<4x4x6xbf16>) -> tensor<2x4x6xbf16>
+// CHECK: [[O:%[0-9]+]] = "stablehlo.custom_call"(%{{.*}}) {call_target_name = "SPMDFullToShardShape", mhlo.sharding = "{manual}"} : (tensor<4xi32>) -> tensor<4xi32>
+// CHECK: "stablehlo.custom_call"([[I]]) {call_target_name = "Sharding", mhlo.sharding = "{devices=[2,2]0,1,2,3 last_tile_dim_replicate}"}
+// CHECK: [[N:%[0-9]+]] = "stablehlo.custom_call"(%{{.*}}) {call_target_name = "SPMDFullToShardShape", mhlo.sharding = "{manual}"} : (tensor<2xi32>) -> tensor<1xi32>
+// CHECK: [[B:%[0-9]+]] = "func.call"([[X]], [[W]], [[O]], [[N]]) <{callee = @tpuc.expert_parallel.body.impl_0}> : (tensor<8x4xbf16>, tensor<2x4x6xbf16>, tensor<4xi32>, tensor<1xi32>) -> tensor<1x8x6xbf16>
+// CHECK: [[M:%[0-9]+]] = "stablehlo.custom_call"([[B]]) {call_target_name = "Sharding", mhlo.sharding = "{manual}"}
+// CHECK: [[P:%[0-9]+]] = "stablehlo.custom_call"([[M]]) {call_target_name = "SPMDShardToFullShape", mhlo.sharding = "{devices=[2,1,1,2]0,1,2,3 last_tile_dim_replicate}"} : (tensor<1x8x6xbf16>) -> tensor<2x8x6xbf16>
+// CHECK: "stablehlo.reduce"([[P]], %{{.*}})
+// CHECK: dimensions = array<i64: 0>
+// The weight seen through a transpose of an argument split [ep, tp, -]: its N
+// dimension is split on tp, so each device computes [8, 3] and the partial result is
+// split on ep then tp.
+// CHECK: "stablehlo.custom_call"(%{{.*}}) {call_target_name = "SPMDFullToShardShape", mhlo.sharding = "{manual}"} : (tensor<4x4x6xbf16>) -> tensor<2x4x3xbf16>
+// CHECK: "func.call"({{.*}}) <{callee = @tpuc.expert_parallel.body.impl_1}> : (tensor<8x4xbf16>, tensor<2x4x3xbf16>, tensor<4xi32>, tensor<1xi32>) -> tensor<1x8x3xbf16>
+// CHECK: call_target_name = "SPMDShardToFullShape", mhlo.sharding = "{devices=[2,1,2]0,1,2,3}"} : (tensor<1x8x3xbf16>) -> tensor<2x8x6xbf16>
+// The replicated weight keeps its composite and the dense decomposition.
+// CHECK: "stablehlo.composite"({{.*}}) {{{.*}}decomposition = @transformers.grouped_mm_fallback.default.impl_0, name = "transformers.grouped_mm_fallback.default"
+// CHECK: sym_name = "transformers.grouped_mm_fallback.default.impl_0"
+// The local grouped matmul: the routed loop (a bounded loop, then one for the chunks
+// past the bound).
+// CHECK: sym_name = "tpuc.expert_parallel.grouped_mm.impl_0"
+// CHECK: "stablehlo.while"
+// CHECK: "stablehlo.if"
+// CHECK: "stablehlo.while"
+// The body: the device's first expert at index * 2, its first row the start of that
+// group; the rows from there on (x over zeros), the local offsets from that row.
+// CHECK: sym_name = "tpuc.expert_parallel.body.impl_0"
+// CHECK: ^bb0([[BX:%arg[0-9]+]]: tensor<8x4xbf16>, [[BW:%arg[0-9]+]]: tensor<2x4x6xbf16>, [[BO:%arg[0-9]+]]: tensor<4xi32>, [[BI:%arg[0-9]+]]: tensor<1xi32>)
+// CHECK: "stablehlo.convert"([[BI]]) : (tensor<1xi32>) -> tensor<1xi64>
+// CHECK: "stablehlo.dynamic_slice"
+// CHECK: [[PAD:%[0-9]+]] = "stablehlo.concatenate"([[BX]], %{{.*}}) {dimension = 0 : i64} : (tensor<8x4xbf16>, tensor<8x4xbf16>) -> tensor<16x4xbf16>
+// CHECK: [[LX:%[0-9]+]] = "stablehlo.dynamic_slice"([[PAD]], {{.*}}) {slice_sizes = array<i64: 8, 4>}
+// CHECK: [[Y:%[0-9]+]] = "stablehlo.composite"([[LX]], [[BW]], %{{.*}}) {{{.*}}decomposition = @tpuc.expert_parallel.grouped_mm.impl_0, name = "transformers.grouped_mm_fallback.default"
+// CHECK: "stablehlo.concatenate"(%{{.*}}, [[Y]]) {dimension = 0 : i64} : (tensor<8x6xbf16>, tensor<8x6xbf16>) -> tensor<16x6xbf16>
+// CHECK: "stablehlo.reshape"({{.*}}) : (tensor<8x6xbf16>) -> tensor<1x8x6xbf16>
+
+// NOMESH-NOT: SPMDFullToShardShape
+// NOMESH-NOT: tpuc.expert_parallel
