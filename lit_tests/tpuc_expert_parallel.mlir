@@ -7,6 +7,8 @@
 // whole keeps its composite and dense decomposition.
 //
 // RUN: tpuc opt %S/Inputs/expert_parallel.mlir --pass-pipeline='aten-outline-composites,lower-aten-to-stablehlo{grouped-mm=dense},tpuc-seed-sharding{mesh="ep=2,tp=2" format=gspmd args="1=[ep, -, -];2=[ep, tp, -]"},stablehlo-propagate-sharding,tpuc-expert-parallel' | FileCheck %s
+// 256 rows (over 128): the local grouped matmul is the routed loop.
+// RUN: tpuc opt %S/Inputs/expert_parallel_rows.mlir --pass-pipeline='aten-outline-composites,lower-aten-to-stablehlo{grouped-mm=dense},tpuc-seed-sharding{mesh=ep=4 format=shardy args="1=[ep, -, -]"},stablehlo-propagate-sharding,tpuc-expert-parallel' | FileCheck %s --check-prefix=ROWS
 // Without a mesh the pass does nothing.
 // RUN: tpuc opt %S/Inputs/expert_parallel.mlir --pass-pipeline='aten-outline-composites,lower-aten-to-stablehlo{grouped-mm=dense},tpuc-expert-parallel' | FileCheck %s --check-prefix=NOMESH
 
@@ -36,12 +38,13 @@
 // The replicated weight keeps its composite and the dense decomposition.
 // CHECK: "stablehlo.composite"({{.*}}) {{{.*}}decomposition = @transformers.grouped_mm_fallback.default.impl_0, name = "transformers.grouped_mm_fallback.default"
 // CHECK: sym_name = "transformers.grouped_mm_fallback.default.impl_0"
-// The local grouped matmul: the routed loop (a bounded loop, then one for the chunks
-// past the bound).
+// The local grouped matmul of 8 rows (at most 128): every row times each local expert
+// ([8, 2, 6]), then a select; no loop.
 // CHECK: sym_name = "tpuc.expert_parallel.grouped_mm.impl_0"
-// CHECK: "stablehlo.while"
-// CHECK: "stablehlo.if"
-// CHECK: "stablehlo.while"
+// CHECK-NOT: "stablehlo.while"
+// CHECK: "stablehlo.dot_general"
+// CHECK-SAME: -> tensor<8x2x6xf32>
+// CHECK-NOT: "stablehlo.while"
 // The body: the device's first expert at index * 2, its first row the start of that
 // group; the rows from there on (x over zeros), the local offsets from that row.
 // CHECK: sym_name = "tpuc.expert_parallel.body.impl_0"
@@ -53,6 +56,14 @@
 // CHECK: [[Y:%[0-9]+]] = "stablehlo.composite"([[LX]], [[BW]], %{{.*}}) {{{.*}}decomposition = @tpuc.expert_parallel.grouped_mm.impl_0, name = "transformers.grouped_mm_fallback.default"
 // CHECK: "stablehlo.concatenate"(%{{.*}}, [[Y]]) {dimension = 0 : i64} : (tensor<8x6xbf16>, tensor<8x6xbf16>) -> tensor<16x6xbf16>
 // CHECK: "stablehlo.reshape"({{.*}}) : (tensor<8x6xbf16>) -> tensor<1x8x6xbf16>
+
+// ROWS: call_target_name = "SPMDFullToShardShape", mhlo.sharding = "{manual}"} : (tensor<4x4x6xbf16>) -> tensor<1x4x6xbf16>
+// ROWS: call_target_name = "SPMDShardToFullShape", mhlo.sharding = "{devices=[4,1,1]0,1,2,3}"} : (tensor<1x256x6xbf16>) -> tensor<4x256x6xbf16>
+// ROWS: sym_name = "tpuc.expert_parallel.grouped_mm.impl_0"
+// ROWS: "stablehlo.while"
+// ROWS: "stablehlo.if"
+// ROWS: "stablehlo.while"
+// ROWS: sym_name = "tpuc.expert_parallel.body.impl_0"
 
 // NOMESH-NOT: SPMDFullToShardShape
 // NOMESH-NOT: tpuc.expert_parallel

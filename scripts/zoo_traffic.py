@@ -145,7 +145,9 @@ def measure(tpuc, reporter, program, slice_, mesh, shard, timeout, model_flops=N
         "argument_bytes": e["argument_bytes"],
         "peak_bytes": e["peak_bytes"],
         "libtpu_bytes": e["bytes_accessed"],
-        "flops": e["flops"],
+        # tpuc's count (loops at their trip counts), else libtpu's (loop bodies once).
+        "flops": t.get("flops") or e["flops"],
+        "libtpu_flops": e["flops"],
         "hbm_bytes": t.get("hbm_bytes"),
         "roofline_seconds": t.get("roofline_seconds"),
         "model_flops": rep.get("model_flops") or model_flops,
@@ -185,8 +187,10 @@ def table(rows, command, before):
         "program (`tpuc report`), against the argument bytes (the weight and KV-cache shards a call must "
         "read at least; they include the embedding table, of which a call reads a few rows). libtpu: its "
         "cost analysis's bytes accessed, which also counts the copies its memory-space assignment makes "
-        "into on-chip memory. TFLOP: XLA's, against the model's own (its matmuls, attention and grouped "
-        "matmuls at the routed rows, split evenly over the devices). Roofline: the program's time at the "
+        "into on-chip memory. TFLOP: tpuc's count of libtpu's optimized program (a loop at its trip "
+        "count: the routed grouped matmuls' loops at their bound, every routed row once per device), "
+        "against the model's own (its matmuls, attention and grouped matmuls at the routed rows, split "
+        "evenly over the devices). Roofline: the program's time at the "
         "chip's HBM bandwidth and bf16 peak; share: the time the argument bytes and the model's FLOPs "
         "alone need, over that. Estimates from published rates, not measurements.",
         "",
@@ -215,6 +219,8 @@ def main(argv):
     ap.add_argument("--form", action="append", choices=["prefill", "decode"])
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--rows", help="keep rows here and reuse those already there")
+    ap.add_argument("--redo-after", action="store_true",
+                    help="measure the kept rows' programs again with --tpuc (their --before figures kept)")
     ap.add_argument("--command", default="make zoo-traffic")
     a = ap.parse_args(argv)
     chosen = plans(a.bench)
@@ -227,14 +233,17 @@ def main(argv):
             print(f"== {name} {form}: {program} missing (testdata/zoo/generate.py), skipped", flush=True)
             continue
         kept = os.path.join(a.rows, f"{name}-{form}.json") if a.rows else None
-        if kept and os.path.exists(kept):
-            rows.append(json.load(open(kept)))
+        old = json.load(open(kept)) if kept and os.path.exists(kept) else None
+        if old and not a.redo_after:
+            rows.append(old)
             continue
         print(f"== {name} {form} on {slice_} ({mesh} {strategies})", flush=True)
         row = {"model": name, "form": form, "slice": slice_, "plan": f"{mesh} ({strategies})"}
         row["after"] = measure(a.tpuc, a.tpuc, program, slice_, mesh, strategies, a.timeout)
         print(f"   after:  {cells(row['after'])}", flush=True)
-        if a.before:
+        if a.before and old and "before" in old:
+            row["before"] = old["before"]
+        elif a.before:
             row["before"] = measure(a.before, a.tpuc, program, slice_, mesh, strategies, a.timeout,
                                     model_flops=row["after"].get("model_flops"), from_dump=True)
             print(f"   before: {cells(row['before'])}", flush=True)

@@ -425,6 +425,16 @@ pub fn measured_on_tpu(
         compile_seconds: r.compile_seconds,
         ..Measured::default()
     };
+    // tpuc's count of the optimized program where libtpu gives it: a loop at its trip
+    // count (libtpu's cost analysis counts a loop body once, which would favour plans
+    // whose work sits in loops, such as expert parallelism's routed loops).
+    if let Some(cost) = compiled
+        .optimized
+        .as_deref()
+        .and_then(tpuc_runtime::hlo_cost::program_cost)
+    {
+        m.flops = cost.flops;
+    }
     m.seconds = roofline(topology, &m, passes);
     m.seconds_default = roofline(topology, &m, 1.0);
     m

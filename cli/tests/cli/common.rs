@@ -164,3 +164,75 @@ pub fn decode_models() -> Vec<String> {
     assert!(names.len() >= 4, "{names:?}");
     names
 }
+
+/// torch.export's ScalarType codes of the dtypes [`grouped_mm_model`] takes.
+pub const F32: i64 = 7;
+pub const BF16: i64 = 13;
+
+/// A bare model.json of one `transformers.grouped_mm_fallback` node: `x [S, K]` and
+/// `w [E, K, N]` in `dtype` (a ScalarType code) and `offs [E]` in int32, all user
+/// inputs except `w` when `weight` names it as a parameter (a state-dict name).
+pub fn grouped_mm_model(
+    s: i64,
+    k: i64,
+    e: i64,
+    n: i64,
+    dtype: i64,
+    weight: Option<&str>,
+) -> String {
+    let template =
+        std::fs::read_to_string(repo().join("testdata/ops/cases/addmm.default/i64/model.json"))
+            .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&template).unwrap();
+    let tensor = |dtype: i64, sizes: &[i64]| {
+        let mut strides = vec![1i64; sizes.len()];
+        for d in (0..sizes.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * sizes[d + 1];
+        }
+        serde_json::json!({
+            "dtype": dtype,
+            "sizes": sizes.iter().map(|s| serde_json::json!({"as_int": s})).collect::<Vec<_>>(),
+            "requires_grad": false,
+            "device": {"type": "cpu", "index": null},
+            "strides": strides.iter().map(|s| serde_json::json!({"as_int": s})).collect::<Vec<_>>(),
+            "storage_offset": {"as_int": 0},
+            "layout": 7,
+        })
+    };
+    let arg = |name: &str| serde_json::json!({"as_tensor": {"name": name}});
+    let g = &mut v["graph_module"]["graph"];
+    g["inputs"] = serde_json::json!([arg("x"), arg("w"), arg("offs")]);
+    g["outputs"] = serde_json::json!([arg("out")]);
+    g["nodes"] = serde_json::json!([{
+        "target": "torch.ops.transformers.grouped_mm_fallback.default",
+        "inputs": [
+            {"name": "input", "arg": arg("x"), "kind": 1},
+            {"name": "weight", "arg": arg("w"), "kind": 1},
+            {"name": "offs", "arg": arg("offs"), "kind": 1},
+        ],
+        "outputs": [arg("out")],
+        "metadata": {},
+        "is_hop_single_tensor_return": null,
+        "name": "grouped_mm",
+    }]);
+    // torch.export's ScalarType: INT (int32) 4.
+    g["tensor_values"] = serde_json::json!({
+        "x": tensor(dtype, &[s, k]),
+        "w": tensor(dtype, &[e, k, n]),
+        "offs": tensor(4, &[e]),
+        "out": tensor(dtype, &[s, n]),
+    });
+    let sig = &mut v["graph_module"]["signature"];
+    sig["input_specs"] = serde_json::json!(["x", "w", "offs"]
+        .iter()
+        .map(|n| match weight {
+            Some(name) if *n == "w" => {
+                serde_json::json!({"parameter": {"arg": {"name": n}, "parameter_name": name}})
+            }
+            _ => serde_json::json!({"user_input": {"arg": arg(n)}}),
+        })
+        .collect::<Vec<_>>());
+    sig["output_specs"] = serde_json::json!([{"user_output": {"arg": arg("out")}}]);
+    v["module_call_graph"] = serde_json::json!([]);
+    v.to_string()
+}

@@ -315,8 +315,8 @@ fn coverage_decoders_match_pytorch_sharded_in_gspmd_form() {
 }
 
 /// Under expert parallelism each device computes its grouped matmuls on its own experts
-/// (`tpuc-expert-parallel`: a manual computation holding the routed loop of the local
-/// experts), and XLA's partitioned program gathers no expert weight: it all-reduces the
+/// (`tpuc-expert-parallel`: a manual computation holding the local experts' grouped
+/// matmul), and XLA's partitioned program gathers no expert weight: it all-reduces the
 /// [S, N] results, one all-reduce per grouped matmul. (The routed loop left to XLA's
 /// partitioner ran whole on every device and gathered both expert weights of
 /// mixtral_default_experts whole, 24,576 bytes per call at ep=2 and ep=4.)
@@ -342,7 +342,12 @@ fn expert_parallel_grouped_mm_gathers_no_expert_weight() {
             2 * 4,
             "{mesh_text}: two grouped matmuls, four operands each"
         );
-        assert!(program.contains("\"stablehlo.while\""), "{mesh_text}");
+        // 32 rows: each device multiplies them by its own experts (the dense form of
+        // its share; the routed loop is for more than 128 rows).
+        assert!(
+            program.contains("tpuc.expert_parallel.grouped_mm"),
+            "{mesh_text}"
+        );
         let m = tpuc_runtime::session::read_manifest(&art).unwrap();
         let smallest_expert_weight = m
             .arguments
@@ -365,4 +370,104 @@ fn expert_parallel_grouped_mm_gathers_no_expert_weight() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// PyTorch's loop (transformers' `_grouped_mm_fallback`) for monotone offsets within
+/// the rows: rows `offs[i-1]..offs[i]` times `w[i]`, rows past the last offset zero.
+fn grouped_mm_loop(x: &[f32], w: &[f32], offs: &[i32], k: usize, n: usize) -> Vec<f32> {
+    let s = x.len() / k;
+    let mut out = vec![0f32; s * n];
+    let mut start = 0usize;
+    for (e, &end) in offs.iter().enumerate() {
+        for r in start..end as usize {
+            for j in 0..n {
+                let mut acc = 0f64;
+                for c in 0..k {
+                    acc += x[r * k + c] as f64 * w[(e * k + c) * n + j] as f64;
+                }
+                out[r * n + j] = acc as f32;
+            }
+        }
+        start = end as usize;
+    }
+    out
+}
+
+/// Expert parallelism's routed loop (more than 128 rows: `tpuc-expert-parallel` loops
+/// over chunks of each device's own experts) computes what PyTorch's loop computes, on
+/// 2 and 4 devices in both sharding forms: uneven groups, an empty one, and rows past
+/// the last offset (zero). The weight is a parameter named like transformers' fused
+/// experts, passed at run time (`--weights-as-inputs`).
+#[test]
+fn expert_parallel_routed_loop_matches_pytorch_loop() {
+    use crate::common::{grouped_mm_model, F32};
+    use tpuc_runtime::HostTensor;
+    let (s, k, e, n) = (384usize, 8usize, 4usize, 6usize);
+    let dir = repo()
+        .join("target/test-tmp")
+        .join(format!("ep-routed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("model.json");
+    let json = grouped_mm_model(
+        s as i64,
+        k as i64,
+        e as i64,
+        n as i64,
+        F32,
+        Some("moe.experts.gate_up_proj"),
+    );
+    std::fs::write(&model, json).unwrap();
+    let value = |i: usize, salt: usize| (((i * 7 + salt * 13) % 23) as f32 - 11.0) / 16.0;
+    let x: Vec<f32> = (0..s * k).map(|i| value(i, 1)).collect();
+    let w: Vec<f32> = (0..e * k * n).map(|i| value(i, 2)).collect();
+    let plugin =
+        tpuc_runtime::Plugin::load(tpuc_runtime::discover::find_plugin(None).unwrap()).unwrap();
+    let client = plugin
+        .create_client(&tpuc_runtime::ClientOptions::cpu(4))
+        .unwrap();
+    let mut failures = Vec::new();
+    for format in [ShardingFormat::Shardy, ShardingFormat::Gspmd] {
+        for mesh_text in ["ep=2", "ep=4"] {
+            let mesh = Mesh::parse(mesh_text).unwrap();
+            let art = dir.join(format!("{}-{format:?}.tpuc", mesh_text.replace('=', "_")));
+            let options = tpuc_compiler::CompileOptions {
+                missing_weights: tpuc_compiler::MissingWeights::AsInputs,
+                ..sharded_options(&mesh, &[ShardPreset::Expert], format)
+            };
+            tpuc_compiler::compile(&model, &art, &options).unwrap();
+            let program = std::fs::read_to_string(art.join("program.mlir")).unwrap();
+            assert!(
+                program.contains("SPMDFullToShardShape") && program.contains("\"stablehlo.if\""),
+                "{mesh_text}: no expert-parallel routed loop"
+            );
+            let session = tpuc_runtime::Session::load(&art, &client).unwrap();
+            for offs in [[100, 100, 250, 384], [50, 120, 200, 300]] {
+                let by_name = |name: &str| match name {
+                    "x" => HostTensor::from_f32(&[s as i64, k as i64], &x),
+                    "offs" => HostTensor {
+                        dtype: tpuc_runtime::DType::I32,
+                        shape: vec![e as i64],
+                        data: offs.iter().flat_map(|o: &i32| o.to_le_bytes()).collect(),
+                    },
+                    _ => HostTensor::from_f32(&[e as i64, k as i64, n as i64], &w),
+                };
+                let inputs: Vec<HostTensor> = session
+                    .manifest()
+                    .arguments
+                    .iter()
+                    .filter(|a| a.kind == ArgumentKind::UserInput)
+                    .map(|a| by_name(&a.name))
+                    .collect();
+                let want = grouped_mm_loop(&x, &w, &offs, k, n);
+                let want = HostTensor::from_f32(&[s as i64, n as i64], &want);
+                let got = session.run(&inputs).unwrap();
+                let c = tpuc_runtime::compare::compare(&got[0], &want, 1e-5, 1e-5);
+                if !c.passed() {
+                    failures.push(format!("{mesh_text} {format:?} offs {offs:?}: {c:?}"));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{libtpu_present, manifest, repo, temp, tpuc};
+use crate::common::{grouped_mm_model, libtpu_present, manifest, repo, temp, tpuc, BF16};
 
 /// Compiles `model` with `extra` flags for `topologies`; the artifact's manifest.
 fn compile(
@@ -498,61 +498,6 @@ fn report_top_lists_operations_by_traffic_and_flops() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A bare model.json of one `transformers.grouped_mm_fallback` node: user inputs
-/// `x [S, K]` and `w [E, K, N]` in bf16 and `offs [E]` in int32.
-fn grouped_mm_model(s: i64, k: i64, e: i64, n: i64) -> String {
-    let template =
-        std::fs::read_to_string(repo().join("testdata/ops/cases/addmm.default/i64/model.json"))
-            .unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&template).unwrap();
-    let tensor = |dtype: i64, sizes: &[i64]| {
-        let mut strides = vec![1i64; sizes.len()];
-        for d in (0..sizes.len().saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * sizes[d + 1];
-        }
-        serde_json::json!({
-            "dtype": dtype,
-            "sizes": sizes.iter().map(|s| serde_json::json!({"as_int": s})).collect::<Vec<_>>(),
-            "requires_grad": false,
-            "device": {"type": "cpu", "index": null},
-            "strides": strides.iter().map(|s| serde_json::json!({"as_int": s})).collect::<Vec<_>>(),
-            "storage_offset": {"as_int": 0},
-            "layout": 7,
-        })
-    };
-    let arg = |name: &str| serde_json::json!({"as_tensor": {"name": name}});
-    let g = &mut v["graph_module"]["graph"];
-    g["inputs"] = serde_json::json!([arg("x"), arg("w"), arg("offs")]);
-    g["outputs"] = serde_json::json!([arg("out")]);
-    g["nodes"] = serde_json::json!([{
-        "target": "torch.ops.transformers.grouped_mm_fallback.default",
-        "inputs": [
-            {"name": "input", "arg": arg("x"), "kind": 1},
-            {"name": "weight", "arg": arg("w"), "kind": 1},
-            {"name": "offs", "arg": arg("offs"), "kind": 1},
-        ],
-        "outputs": [arg("out")],
-        "metadata": {},
-        "is_hop_single_tensor_return": null,
-        "name": "grouped_mm",
-    }]);
-    // torch.export's ScalarType: INT (int32) 4, BFLOAT16 13.
-    g["tensor_values"] = serde_json::json!({
-        "x": tensor(13, &[s, k]),
-        "w": tensor(13, &[e, k, n]),
-        "offs": tensor(4, &[e]),
-        "out": tensor(13, &[s, n]),
-    });
-    let sig = &mut v["graph_module"]["signature"];
-    sig["input_specs"] = serde_json::json!(["x", "w", "offs"]
-        .iter()
-        .map(|n| serde_json::json!({"user_input": {"arg": arg(n)}}))
-        .collect::<Vec<_>>());
-    sig["output_specs"] = serde_json::json!([{"user_output": {"arg": arg("out")}}]);
-    v["module_call_graph"] = serde_json::json!([]);
-    v.to_string()
-}
-
 /// The mixture-of-experts grouped matmul of DESIGN.md, [4096, 2048] x [16, 2048, 768]
 /// in bf16, compiled for v5e:2x2 by `tpuc compile --topology`'s path: libtpu gets
 /// `chlo.ragged_dot` (its grouped-matmul kernels) and XLA's cost analysis counts about
@@ -569,7 +514,7 @@ fn grouped_mm_compiles_to_ragged_dot_for_v5e_at_the_routed_cost() {
     let routed = 2.0 * (s * k * n) as f64;
     let dir = temp("grouped-mm");
     let model = dir.join("grouped_mm.json");
-    std::fs::write(&model, grouped_mm_model(s, k, e, n)).unwrap();
+    std::fs::write(&model, grouped_mm_model(s, k, e, n, BF16, None)).unwrap();
     let art = dir.join("grouped_mm.tpuc");
     tpuc_compiler::compile(&model, &art, &in_process_topologies(&["v5e:2x2"])).unwrap();
     let ragged = manifest(&art).tpu_executables[0].report.clone();

@@ -35,7 +35,7 @@ use tpuc_dialects::func::append_function;
 use tpuc_dialects::{DialectError, Emitter, TValue, TensorType};
 
 pub use library_ops::{
-    chunk_rows as grouped_mm_chunk_rows, ragged_dot as grouped_mm_ragged_dot, routed_grouped_mm,
+    chunk_rows as grouped_mm_chunk_rows, grouped_mm_in, ragged_dot as grouped_mm_ragged_dot,
     ExpertShare, GroupedMmForm, GROUPED_MM,
 };
 pub use op::{AtenOp, AttrCache};
