@@ -29,11 +29,13 @@
 // CHECK: [[P:%[0-9]+]] = "stablehlo.custom_call"([[M]]) {call_target_name = "SPMDShardToFullShape", mhlo.sharding = "{devices=[2,1,1,2]0,1,2,3 last_tile_dim_replicate}"} : (tensor<1x8x6xbf16>) -> tensor<2x8x6xbf16>
 // CHECK: "stablehlo.reduce"([[P]], %{{.*}})
 // CHECK: dimensions = array<i64: 0>
-// The weight seen through a transpose of an argument split [ep, tp, -]: its N
-// dimension is split on tp, so each device computes [8, 3] and the partial result is
-// split on ep then tp.
-// CHECK: "stablehlo.custom_call"(%{{.*}}) {call_target_name = "SPMDFullToShardShape", mhlo.sharding = "{manual}"} : (tensor<4x4x6xbf16>) -> tensor<2x4x3xbf16>
-// CHECK: "func.call"({{.*}}) <{callee = @tpuc.expert_parallel.body.impl_1}> : (tensor<8x4xbf16>, tensor<2x4x3xbf16>, tensor<4xi32>, tensor<1xi32>) -> tensor<1x8x3xbf16>
+// The weight seen through a transpose of an argument split [ep, tp, -]: the argument
+// enters as stored ([4, 6, 4] -> [2, 3, 4] per device; the body transposes its shard);
+// the weight's N dimension is split on tp, so each device computes [8, 3] and the
+// partial result is split on ep then tp. The transpose in @main is gone.
+// CHECK-NOT: "stablehlo.transpose"
+// CHECK: "stablehlo.custom_call"(%{{.*}}) {call_target_name = "SPMDFullToShardShape", mhlo.sharding = "{manual}"} : (tensor<4x6x4xbf16>) -> tensor<2x3x4xbf16>
+// CHECK: "func.call"({{.*}}) <{callee = @tpuc.expert_parallel.body.impl_1}> : (tensor<8x4xbf16>, tensor<2x3x4xbf16>, tensor<4xi32>, tensor<1xi32>) -> tensor<1x8x3xbf16>
 // CHECK: call_target_name = "SPMDShardToFullShape", mhlo.sharding = "{devices=[2,1,2]0,1,2,3}"} : (tensor<1x8x3xbf16>) -> tensor<2x8x6xbf16>
 // The replicated weight keeps its composite and the dense decomposition.
 // CHECK: "stablehlo.composite"({{.*}}) {{{.*}}decomposition = @transformers.grouped_mm_fallback.default.impl_0, name = "transformers.grouped_mm_fallback.default"
@@ -56,6 +58,8 @@
 // CHECK: [[Y:%[0-9]+]] = "stablehlo.composite"([[LX]], [[BW]], %{{.*}}) {{{.*}}decomposition = @tpuc.expert_parallel.grouped_mm.impl_0, name = "transformers.grouped_mm_fallback.default"
 // CHECK: "stablehlo.concatenate"(%{{.*}}, [[Y]]) {dimension = 0 : i64} : (tensor<8x6xbf16>, tensor<8x6xbf16>) -> tensor<16x6xbf16>
 // CHECK: "stablehlo.reshape"({{.*}}) : (tensor<8x6xbf16>) -> tensor<1x8x6xbf16>
+// CHECK: sym_name = "tpuc.expert_parallel.body.impl_1"
+// CHECK: "stablehlo.transpose"(%arg{{[0-9]+}}) {permutation = array<i64: 0, 2, 1>} : (tensor<2x3x4xbf16>) -> tensor<2x4x3xbf16>
 
 // ROWS: call_target_name = "SPMDFullToShardShape", mhlo.sharding = "{manual}"} : (tensor<4x4x6xbf16>) -> tensor<1x4x6xbf16>
 // ROWS: call_target_name = "SPMDShardToFullShape", mhlo.sharding = "{devices=[4,1,1]0,1,2,3}"} : (tensor<1x256x6xbf16>) -> tensor<4x256x6xbf16>

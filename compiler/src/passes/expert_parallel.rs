@@ -9,8 +9,10 @@
 //! shards). Each becomes a manual computation over every mesh axis:
 //!
 //! - in: `x` whole on every device (its feature dimension split like the weight's, if
-//!   the weight's is), the weight as it is stored (`[E / p0, K / p1, N / p2]` per
-//!   device), `offs` whole, and an iota `[p0]` split on `A0` (each device's index
+//!   the weight's is), the argument the weight is a view of, as it is stored (each
+//!   device's shard; the views, such as the transpose of transformers' `[E, N, K]`
+//!   expert weights, are applied to the shard inside, so no transposed copy of the
+//!   whole weight is made), giving `[E / p0, K / p1, N / p2]` per device, `offs` whole, and an iota `[p0]` split on `A0` (each device's index
 //!   among the expert shards, read without `partition_id` or device numbering);
 //! - body: the rows of the device's experts moved to the top ([`ExpertShare`]:
 //!   contiguous for monotone offsets), the grouped-matmul composite of the local
@@ -163,6 +165,20 @@ struct Plan {
     offs: TensorType,
     out: TensorType,
     weight: TensorSharding,
+    /// The argument the weight is a view of, its type and sharding, and the views
+    /// (transposes, converts) from it to the weight, in order: the argument enters the
+    /// manual computation as it is stored and the views are applied to each device's
+    /// shard inside, so that no transposed copy of a whole weight is made to enter it.
+    arg: MlirValue,
+    arg_ty: TensorType,
+    stored: TensorSharding,
+    views: Vec<View>,
+}
+
+/// One op between an argument and the weight a grouped matmul reads.
+enum View {
+    Transpose(Vec<i64>),
+    Convert(DType),
 }
 
 impl Plan {
@@ -200,6 +216,7 @@ impl Plan {
         // The weight as a view of an argument: `view[d]` is the argument's dimension
         // that the weight's dimension `d` is.
         let mut view: Vec<usize> = vec![0, 1, 2];
+        let mut views = Vec::new();
         let mut v = *w;
         let arg = loop {
             if let Some(i) = args.iter().position(|a| a.ptr == v.ptr) {
@@ -207,17 +224,21 @@ impl Plan {
             }
             let def = ir::defining_op(v)?;
             match ir::op_name(def) {
-                "stablehlo.convert" => {}
+                "stablehlo.convert" => {
+                    views.push(View::Convert(ir::tensor_type(ir::result(def, 0))?.dtype));
+                }
                 "stablehlo.transpose" => {
                     let perm = ir::i64_array(def, "permutation")?;
                     for d in view.iter_mut() {
                         *d = *perm.get(*d)? as usize;
                     }
+                    views.push(View::Transpose(perm));
                 }
                 _ => return None,
             }
             v = ir::operands(def).first().copied()?;
         };
+        views.reverse();
         let stored = arg_shardings.get(arg)?.as_ref()?;
         let weight = TensorSharding {
             dims: view
@@ -230,6 +251,10 @@ impl Plan {
         }
         weight.check(mesh, &wt.shape).ok()?;
         Some(Plan {
+            arg: args[arg],
+            arg_ty: ir::tensor_type(args[arg])?,
+            stored: stored.clone(),
+            views,
             x,
             w: wt,
             offs,
@@ -275,7 +300,7 @@ fn rewrite(
         TensorSharding {
             dims: vec![Vec::new(), a1.clone()],
         },
-        plan.weight.clone(),
+        plan.stored.clone(),
         TensorSharding::replicated(1),
         TensorSharding {
             dims: vec![a0.clone()],
@@ -286,7 +311,7 @@ fn rewrite(
     };
     let global = [
         plan.x.clone(),
-        plan.w.clone(),
+        plan.arg_ty.clone(),
         plan.offs.clone(),
         index_ty.clone(),
     ];
@@ -305,7 +330,13 @@ fn rewrite(
 
     // The local composite's decomposition: the routed loop of the local experts (or,
     // for a few rows, the dense form, see `DENSE_ROWS`).
-    let (lx, lw) = (&locals[0], &locals[1]);
+    let lx = &locals[0];
+    let lw = &TensorType::new(
+        plan.weight
+            .shard_shape(mesh, &plan.w.shape)
+            .map_err(|e| internal(e.to_string()))?,
+        plan.w.dtype,
+    );
     let local_mm_ty = TensorType::new(vec![s, n / p2], plan.out.dtype);
     let decomposition = names.fresh("tpuc.expert_parallel.grouped_mm");
     {
@@ -369,6 +400,15 @@ fn rewrite(
         ir::set_attribute(f.op, "sym_visibility", "\"private\"");
         let (e, a) = (&f.emitter, &f.arguments);
         let share = ExpertShare::of(e, &a[0], &a[2], &a[3], local).map_err(lower)?;
+        // The weight's views, on this device's shard of the argument.
+        let mut w = a[1].clone();
+        for v in &plan.views {
+            w = match v {
+                View::Transpose(perm) => e.transpose(&w, perm),
+                View::Convert(dtype) => e.convert(&w, *dtype),
+            }
+            .map_err(build)?;
+        }
         let mut attrs = vec![
             ("name", ir::attribute_text(op, "name").unwrap_or_default()),
             ("decomposition", format!("@{decomposition}")),
@@ -381,7 +421,7 @@ fn rewrite(
         let y = e
             .op(
                 "stablehlo.composite",
-                &[&share.x, &a[1], &share.offs],
+                &[&share.x, &w, &share.offs],
                 &attrs,
                 std::slice::from_ref(&local_mm_ty),
             )
@@ -395,10 +435,11 @@ fn rewrite(
 
     // In @main, in place of the composite.
     let e = Emitter::before(ctx, op, loc);
-    let operands: Vec<TValue> = ir::operands(op)
+    let mut operands_raw = ir::operands(op);
+    operands_raw[1] = plan.arg;
+    let operands: Vec<TValue> = operands_raw
         .into_iter()
-        .zip(&global)
-        .map(|(v, _)| {
+        .map(|v| {
             // SAFETY: `v` is a live value of the module.
             TValue::from_value(unsafe { melior::ir::Value::from_raw(v) })
         })
@@ -440,8 +481,22 @@ fn rewrite(
         .reduce(&partial, 0.0, &[0], ReduceKind::Add)
         .map_err(build)?;
     let result = e.convert(&summed, plan.out.dtype).map_err(build)?;
+    let weight = ir::operands(op)[1];
     ir::replace_uses(ir::result(op, 0), result.raw());
     ir::erase(op);
+    // The views the manual computation now applies itself, unless something else
+    // reads them.
+    let mut v = weight;
+    while let Some(def) = ir::defining_op(v).filter(|_| !ir::has_uses(v)) {
+        if !matches!(
+            ir::op_name(def),
+            "stablehlo.transpose" | "stablehlo.convert"
+        ) {
+            break;
+        }
+        v = ir::operands(def)[0];
+        ir::erase(def);
+    }
     Ok(())
 }
 
