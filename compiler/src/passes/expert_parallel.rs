@@ -27,9 +27,16 @@
 //! Per device, the loop runs the chunks of its own experts' rows only (with balanced
 //! routing, 1/p0 of the routed work), and no expert weight moves. A cost analysis
 //! counts the loop at its bound, `ceil(S / C) + E / p0` chunks: every routed row once,
-//! the case where all rows go to one device's experts. Offsets that are not monotone,
-//! which no router produces, give another result than PyTorch's loop here (see
-//! [`ExpertShare`]).
+//! the case where all rows go to one device's experts. Up to `DENSE_ROWS` rows each
+//! device multiplies every row by each of its experts and selects instead.
+//!
+//! Offsets outside the op's contract: bounded as PyTorch's slices are (negative from
+//! the end, clamped into the rows), never read or written out of bounds. Offsets that
+//! are not monotone, which no router produces, give another result than PyTorch's
+//! loop here: where groups of two devices cover the same row, the row is the sum of
+//! both products (PyTorch's later group overwrites the earlier), and a group that ends
+//! before the first row of its device's experts is empty (see [`ExpertShare`]). The
+//! unpartitioned forms match PyTorch for these too (`library_ops`).
 //!
 //! The manual computation is written in GSPMD's form (`Sharding` and
 //! `SPMDFullToShardShape` custom calls into `{manual}`, a call of the body,

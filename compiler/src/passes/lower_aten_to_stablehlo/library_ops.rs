@@ -59,7 +59,8 @@
 //! clamped to `S - C` by this lowering itself (not left to `dynamic_slice`), and its
 //! row mask is computed from the clamped start, so a clamped chunk writes exactly the
 //! rows of its range. The TPU form (`chlo.ragged_dot`) matches this for monotone
-//! offsets; see its pass for what it does with the others.
+//! offsets; see its pass for what it does with the others, and `tpuc-expert-parallel`
+//! for what expert parallelism does with them.
 
 use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::{Cmp, DotDims, ReduceKind};
