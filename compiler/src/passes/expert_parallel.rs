@@ -136,7 +136,7 @@ fn run(ctx: &Context, module: &Module<'_>) -> Result<(), CompileError> {
                 .iter()
                 .find(|(n, _)| n == old)
                 .and_then(|(_, b)| *b)
-                .and_then(dot_precision)
+                .and_then(composites::dot_precision)
         });
         rewrite(ctx, module, op, &plan, &mesh, &mut names, precision)?;
         if let Some(old) = old {
@@ -154,14 +154,6 @@ fn run(ctx: &Context, module: &Module<'_>) -> Result<(), CompileError> {
         }
     }
     Ok(())
-}
-
-/// The `precision_config` text of the first `dot_general` of a decomposition.
-fn dot_precision(block: mlir_sys::MlirBlock) -> Option<String> {
-    let dot = ir::nested_ops(block)
-        .into_iter()
-        .find(|op| ir::op_name(*op) == "stablehlo.dot_general")?;
-    ir::attribute_text(dot, "precision_config")
 }
 
 /// How one grouped matmul is split: the weight's sharding (`[A0, A1, A2]`) and the

@@ -73,7 +73,10 @@ impl Pass for GroupedMmToRaggedDot {
                         .iter()
                         .find(|(n, _)| *n == old)
                         .and_then(|(_, b)| *b)
-                        .and_then(dot_precision);
+                        .and_then(composites::dot_precision)
+                        // In CHLO's spelling: the loop's product asks what the
+                        // program's other matmuls ask.
+                        .map(|t| t.replace("#stablehlo<", "#chlo<"));
                     let Some(s) = ragged_decomposition(ctx, &module, op, &mut names, precision)?
                     else {
                         continue;
@@ -97,16 +100,6 @@ impl Pass for GroupedMmToRaggedDot {
         }
         Ok(module)
     }
-}
-
-/// The `precision_config` of the first `dot_general` of a decomposition, in CHLO's
-/// spelling (the loop's product asks what the program's other matmuls ask).
-fn dot_precision(block: mlir_sys::MlirBlock) -> Option<String> {
-    let dot = ir::nested_ops(block)
-        .into_iter()
-        .find(|op| ir::op_name(*op) == "stablehlo.dot_general")?;
-    let text = ir::attribute_text(dot, "precision_config")?;
-    Some(text.replace("#stablehlo<", "#chlo<"))
 }
 
 /// Appends `func.func private @tpuc.ragged_dot.impl_<n>` computing the composite `op`

@@ -586,6 +586,15 @@ pub(super) fn float_attr(v: f64, dtype: tpuc_artifact::DType) -> Option<String> 
     Some(format!("{mantissa}e{exponent} : {ty}"))
 }
 
+/// The `precision_config` text of the first `dot_general` of a decomposition's body
+/// (what a pass giving a composite another decomposition asks of its matmuls).
+pub(crate) fn dot_precision(block: MlirBlock) -> Option<String> {
+    let dot = super::ir::nested_ops(block)
+        .into_iter()
+        .find(|op| super::ir::op_name(*op) == "stablehlo.dot_general")?;
+    super::ir::attribute_text(dot, "precision_config")
+}
+
 #[cfg(test)]
 mod tests {
     use super::float_attr;
