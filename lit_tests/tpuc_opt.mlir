@@ -26,7 +26,7 @@
 // STDIN: "stablehlo.select"
 // STDIN-NOT: aten.
 
-// UNKNOWN: error: unknown pass `nope`; known passes: aten-fold-repeat-kv, aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, tpuc-optimizer, stablehlo-fold-constants, stablehlo-simplify, stablehlo-gather-to-slice, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-merge-dots, stablehlo-dce, stablehlo-cse, tpuc-seed-sharding, stablehlo-propagate-sharding, tpuc-expert-parallel, neuron-legalize, neuron-legalize-keep-int64, neuron-auto-cast-bf16, neuron-auto-cast-fp16, neuron-check, tpu-grouped-mm-to-ragged-dot, verify-stablehlo, tpuc-mark-state-aliases, tpuc-take-records
+// UNKNOWN: error: unknown pass `nope`; known passes: aten-fold-repeat-kv, aten-outline-composites, lower-aten-to-stablehlo, matmul-precision-default, matmul-precision-high, matmul-precision-highest, tpuc-optimizer, stablehlo-fold-constants, stablehlo-simplify, stablehlo-gather-to-slice, stablehlo-fold-transpose, stablehlo-outline-composites, stablehlo-fold-batch-reshape, stablehlo-fold-repeated-dot-operand, stablehlo-merge-dots, stablehlo-dce, stablehlo-cse, tpuc-seed-sharding, stablehlo-propagate-sharding, tpuc-expert-parallel, neuron-legalize, neuron-legalize-keep-int64, neuron-auto-cast-bf16, neuron-auto-cast-fp16, neuron-check, tpu-grouped-mm-to-ragged-dot, verify-stablehlo, tpuc-mark-state-aliases, tpuc-take-records
 
 // Pass options (`name{key=value ...}`): a pass without options refuses any, unknown
 // keys and bad values name the pass, and an unclosed brace is a syntax error.
@@ -47,6 +47,7 @@
 // LIST-NEXT: stablehlo-fold-transpose
 // LIST-NEXT: stablehlo-outline-composites
 // LIST-NEXT: stablehlo-fold-batch-reshape
+// LIST-NEXT: stablehlo-fold-repeated-dot-operand
 // LIST-NEXT: stablehlo-merge-dots
 // LIST-NEXT: stablehlo-dce
 // LIST-NEXT: stablehlo-cse

@@ -12,7 +12,7 @@
 //! | lowering | `lower-aten-to-stablehlo`, `matmul-precision-*` (unless `highest`) |
 //! | training | `tpuc-optimizer` (`--train`: the optimizer's update inside the program) |
 //! | cleanup | `stablehlo-fold-constants`, `-simplify`, `-gather-to-slice`, `-fold-transpose` (-O2); `stablehlo-dce`, `-cse` (-O1) |
-//! | fusion | `stablehlo-outline-composites` (targets with composites), `-fold-batch-reshape`, `-merge-dots`, `-dce` (-O2) |
+//! | fusion | `stablehlo-outline-composites` (targets with composites), `-fold-batch-reshape`, `-fold-repeated-dot-operand`, `-merge-dots`, `-dce` (-O2) |
 //! | target | the target's own passes (Neuron: legalize, auto-cast, check) |
 //! | verification | `verify-stablehlo` |
 //! | partitioning | `tpuc-seed-sharding`, `stablehlo-propagate-sharding`, `tpuc-expert-parallel` (-O2) (with `--mesh`) |
@@ -331,6 +331,10 @@ pub fn for_compile(options: &CompileOptions, facts: &ProgramFacts) -> Pipeline {
             p.push(Phase::Fusion, PassSpec::new("stablehlo-outline-composites"));
         }
         p.push(Phase::Fusion, PassSpec::new("stablehlo-fold-batch-reshape"));
+        p.push(
+            Phase::Fusion,
+            PassSpec::new(passes::fold_repeated_dot_operand::NAME),
+        );
         let mut merge = PassSpec::new(passes::merge_dots::NAME);
         if !facts.packable.is_empty() {
             merge = merge.with("packable", join(&facts.packable));

@@ -16,6 +16,7 @@ pub mod expert_parallel;
 pub mod fold_batch_reshape;
 pub mod fold_constants;
 pub mod fold_repeat_kv;
+pub mod fold_repeated_dot_operand;
 pub mod fold_transpose;
 pub mod gather_to_slice;
 pub mod grouped_mm_to_ragged_dot;
@@ -180,6 +181,9 @@ fn entries() -> Vec<(&'static str, Constructor)> {
         }),
         ("stablehlo-fold-batch-reshape", |s, _| {
             plain(s, fold_batch_reshape::FoldBatchReshape)
+        }),
+        (fold_repeated_dot_operand::NAME, |s, _| {
+            plain(s, fold_repeated_dot_operand::FoldRepeatedDotOperand)
         }),
         (merge_dots::NAME, |s, _| {
             s.expect_options(&["packable"])?;

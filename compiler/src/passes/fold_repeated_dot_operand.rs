@@ -1,0 +1,332 @@
+//! `stablehlo-fold-repeated-dot-operand`: a `dot_general` one of whose operands repeats
+//! each slice of a batch dimension `G` times (`reshape(broadcast_in_dim(x))`, the
+//! `repeat_kv` of grouped-query attention written with `matmul`) becomes a
+//! `dot_general` over `x` itself, the other operand's batch dimension split into
+//! `[H / G, G]` with `G` as one of its free dimensions.
+//!
+//! Eager attention (`matmul`, softmax, `matmul`) repeats every key/value head before
+//! both products; where the attention composite does not take the whole pattern
+//! (GPT-OSS's sinks, targets without composites) the products are left as written: `k[:, :, None].expand(B, Hkv, G, L, D).reshape(B, Hkv*G, L,
+//! D)`. Lowered as written, a decode step makes (or upcasts and reads) a `G`-times larger
+//! copy of each layer's cache: GPT-OSS-20B's decode step on v5e read 26.4 GB per device
+//! where its weights and cache are 12.2 GB. `aten-fold-repeat-kv` handles the SDPA
+//! form; this pass handles the products themselves, whatever produced them.
+//!
+//! With query `q [B, H, S, D]` and `k [B, Hkv, L, D]` (`H = Hkv * G`), `q` is reshaped to
+//! `[B, Hkv, G, S, D]` and multiplied with batch dimensions `(B, Hkv)`: the result
+//! `[B, Hkv, G, S, L]` reshaped to `[B, H, S, L]` (after a transpose when `G` does not
+//! land next to `Hkv`) holds, element for element, the same sum of the same products.
+//! Exact. The repeat, left without uses, is dropped by `stablehlo-dce`. Core ATen's
+//! `bmm` form merges the batch as well (`[B, Hkv, G, L, D]` to `[B*Hkv*G, L, D]`): the
+//! merged outer part is then `B*Hkv`.
+//!
+//! It fires when the repeat's broadcast keeps the order of `x`'s dimensions and expands
+//! exactly one dimension, the innermost of those the reshape merges into a batch
+//! dimension of the dot (dimensions of size one aside), and every shape is static.
+
+use melior::ir::Module;
+use melior::Context;
+use mlir_sys::{MlirOperation, MlirValue};
+use tpuc_dialects::stablehlo::{dot_dims_attr, DotDims};
+use tpuc_dialects::TensorType;
+
+use super::{ir, Pass};
+use crate::error::CompileError;
+
+pub struct FoldRepeatedDotOperand;
+
+pub const NAME: &str = "stablehlo-fold-repeated-dot-operand";
+
+impl Pass for FoldRepeatedDotOperand {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn description(&self) -> &'static str {
+        "dot_general over a batch dimension repeated by broadcast+reshape (eager repeat_kv) as a dot over the unrepeated operand"
+    }
+    fn run<'c>(&self, _ctx: &'c Context, module: Module<'c>) -> Result<Module<'c>, CompileError> {
+        for block in ir::function_blocks(&module) {
+            let mut dots = Vec::new();
+            ir::for_each_op(block, |op| {
+                if ir::op_name(op) == "stablehlo.dot_general" {
+                    dots.push(op);
+                }
+            });
+            for dot in dots {
+                // Each side at most once: a dot whose both operands repeat (rare)
+                // keeps the second repeat.
+                if !fold(dot, 1) {
+                    fold(dot, 0);
+                }
+            }
+        }
+        Ok(module)
+    }
+}
+
+fn static_type(v: MlirValue) -> Option<TensorType> {
+    ir::tensor_type(v).filter(|t| t.shape.iter().all(|&d| d >= 0))
+}
+
+/// A repeat: `v = reshape(broadcast_in_dim(x))` where the broadcast expands one
+/// dimension `g` only and the reshape merges dimensions `a..=g` into one.
+struct Repeat {
+    /// `x`.
+    source: MlirValue,
+    /// The merged dimension of `v` (the dot's operand).
+    dim: usize,
+    /// Its outer part, the product of x's merged extents (`Hkv`, or `B * Hkv`).
+    outer: i64,
+    /// Its inner, repeated part (`G`).
+    times: i64,
+}
+
+fn repeat(v: MlirValue) -> Option<Repeat> {
+    let reshape = ir::defining_op(v).filter(|o| ir::op_name(*o) == "stablehlo.reshape")?;
+    let b = ir::operands(reshape)[0];
+    let bcast = ir::defining_op(b).filter(|o| ir::op_name(*o) == "stablehlo.broadcast_in_dim")?;
+    let x = ir::operands(bcast)[0];
+    let (xt, bt, vt) = (static_type(x)?, static_type(b)?, static_type(v)?);
+    let dims = ir::i64_array(bcast, "broadcast_dimensions")?;
+    if dims.windows(2).any(|w| w[0] >= w[1]) || bt.shape.len() <= vt.shape.len() {
+        return None;
+    }
+    // For each dimension of the broadcast: is it expanded (repeated), and by x's what?
+    let mut source_extent = vec![1i64; bt.shape.len()];
+    for (i, &d) in dims.iter().enumerate() {
+        source_extent[d as usize] = xt.shape[i];
+    }
+    let expanded: Vec<usize> = (0..bt.shape.len())
+        .filter(|&j| source_extent[j] != bt.shape[j])
+        .collect();
+    let [g] = expanded.as_slice() else {
+        return None;
+    };
+    // The reshape merges dimensions a..=g into one, the repeated one innermost (Core
+    // ATen's bmm form merges the batch too: [B, Hkv, G, L, D] to [B*Hkv*G, L, D]).
+    let (bs, vs) = (&bt.shape, &vt.shape);
+    let a = g.checked_sub(bs.len() - vs.len())?;
+    if bs[..a] != vs[..a]
+        || bs[a..=*g].iter().product::<i64>() != vs[a]
+        || bs[g + 1..] != vs[a + 1..]
+    {
+        return None;
+    }
+    (bs[*g] > 1).then_some(Repeat {
+        source: x,
+        dim: a,
+        outer: bs[a..*g].iter().product(),
+        times: bs[*g],
+    })
+}
+
+/// `(x, permutation)` when `v = transpose(x)`.
+fn transposed(v: MlirValue) -> Option<(MlirValue, Vec<i64>)> {
+    let t = ir::defining_op(v).filter(|o| ir::op_name(*o) == "stablehlo.transpose")?;
+    Some((ir::operands(t)[0], ir::i64_array(t, "permutation")?))
+}
+
+/// The dimension numbers of `d` with operand `side` read before its transpose `perm`
+/// (dimension `j` of the transposed operand is `perm[j]` of its input); `None` when the
+/// transpose reorders that operand's free dimensions (the result's order would change).
+fn through_transpose(d: &DotDims, side: usize, perm: &[i64]) -> Option<DotDims> {
+    let (batch, contract) = match side {
+        0 => (&d.lhs_batch, &d.lhs_contract),
+        _ => (&d.rhs_batch, &d.rhs_contract),
+    };
+    let map = |v: &[i64]| -> Option<Vec<i64>> {
+        v.iter().map(|&j| perm.get(j as usize).copied()).collect()
+    };
+    let free: Vec<i64> = (0..perm.len() as i64)
+        .filter(|j| !batch.contains(j) && !contract.contains(j))
+        .map(|j| perm[j as usize])
+        .collect();
+    if free.windows(2).any(|w| w[0] > w[1]) {
+        return None;
+    }
+    let (batch, contract) = (map(batch)?, map(contract)?);
+    let mut out = d.clone();
+    match side {
+        0 => (out.lhs_batch, out.lhs_contract) = (batch, contract),
+        _ => (out.rhs_batch, out.rhs_contract) = (batch, contract),
+    }
+    Some(out)
+}
+
+/// Rewrites `dot` when its operand `side` (0 lhs, 1 rhs) is a repeat over a batch
+/// dimension; returns whether it did.
+fn fold(dot: MlirOperation, side: usize) -> bool {
+    let Some(text) = ir::attribute_text(dot, "dot_dimension_numbers") else {
+        return false;
+    };
+    let mut d = DotDims::parse(&text);
+    let operands = ir::operands(dot);
+    let (mut r, o) = (operands[side], operands[1 - side]);
+    // A transpose between the repeat and the dot (Core ATen's `k.transpose(2, 3)`
+    // before `bmm`) is read through when it keeps the order of the free dimensions.
+    if let Some((inner, perm)) = transposed(r) {
+        if let Some(through) =
+            through_transpose(&d, side, &perm).filter(|_| repeat(inner).is_some())
+        {
+            (d, r) = (through, inner);
+        }
+    }
+    let Some(rep) = repeat(r) else {
+        return false;
+    };
+    let (r_batch, o_batch, o_contract) = match side {
+        0 => (&d.lhs_batch, &d.rhs_batch, &d.rhs_contract),
+        _ => (&d.rhs_batch, &d.lhs_batch, &d.lhs_contract),
+    };
+    let Some(i) = r_batch.iter().position(|&b| b as usize == rep.dim) else {
+        return false;
+    };
+    let (Some(ot), Some(out_t), Some(rt)) = (
+        static_type(o),
+        static_type(ir::result(dot, 0)),
+        static_type(r),
+    ) else {
+        return false;
+    };
+    let oh = o_batch[i] as usize;
+    if ot.shape[oh] != rep.outer * rep.times {
+        return false;
+    }
+    let ctx = ir::context(dot);
+    let create = |name: &str, x: MlirValue, shape: Vec<i64>, dtype, attrs: &[(&str, String)]| {
+        let ty = ir::parse_type(ctx, &TensorType::new(shape, dtype).mlir())?;
+        let attrs = attrs
+            .iter()
+            .map(|(n, t)| Some((*n, ir::parse_attribute(ctx, t)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(ir::result(
+            ir::create_op_before(dot, name, &[x], &[ty], &attrs),
+            0,
+        ))
+    };
+
+    // The unrepeated operand: x reshaped to the repeat's shape with the merged
+    // dimension at its outer extent (x's dimensions in order, ones dropped or added).
+    let mut k_shape = rt.shape.clone();
+    k_shape[rep.dim] = rep.outer;
+    let k = match ir::tensor_type(rep.source).map(|t| t.shape) == Some(k_shape.clone()) {
+        true => Some(rep.source),
+        false => create("stablehlo.reshape", rep.source, k_shape, rt.dtype, &[]),
+    };
+    // The other operand with its batch dimension split into [outer, times].
+    let mut o_shape = ot.shape.clone();
+    o_shape.splice(oh..=oh, [rep.outer, rep.times]);
+    let split = create("stablehlo.reshape", o, o_shape.clone(), ot.dtype, &[]);
+    let (Some(k), Some(split)) = (k, split) else {
+        return false;
+    };
+    let shift = |v: &[i64]| -> Vec<i64> {
+        v.iter()
+            .map(|&x| if x as usize > oh { x + 1 } else { x })
+            .collect()
+    };
+    let (o_batch_new, o_contract_new) = (shift(o_batch), shift(o_contract));
+    let dims = match side {
+        0 => DotDims {
+            lhs_batch: d.lhs_batch.clone(),
+            rhs_batch: o_batch_new.clone(),
+            lhs_contract: d.lhs_contract.clone(),
+            rhs_contract: o_contract_new.clone(),
+        },
+        _ => DotDims {
+            lhs_batch: o_batch_new.clone(),
+            rhs_batch: d.rhs_batch.clone(),
+            lhs_contract: o_contract_new.clone(),
+            rhs_contract: d.rhs_contract.clone(),
+        },
+    };
+    // The new result: batch dimensions (the split one at its outer extent), then the
+    // lhs's free dimensions, then the rhs's. `times` is the split operand's free
+    // dimension `oh + 1`.
+    let free = |shape: &[i64], batch: &[i64], contract: &[i64]| -> Vec<usize> {
+        (0..shape.len())
+            .filter(|j| !batch.contains(&(*j as i64)) && !contract.contains(&(*j as i64)))
+            .collect()
+    };
+    let k_t = TensorType::new(
+        {
+            let mut s = rt.shape.clone();
+            s[rep.dim] = rep.outer;
+            s
+        },
+        rt.dtype,
+    );
+    let o_free = free(&o_shape, &o_batch_new, &o_contract_new);
+    let k_free = free(
+        &k_t.shape,
+        r_batch,
+        match side {
+            0 => &d.lhs_contract,
+            _ => &d.rhs_contract,
+        },
+    );
+    let nb = d.lhs_batch.len();
+    let batch_shape: Vec<i64> = o_batch_new.iter().map(|&b| o_shape[b as usize]).collect();
+    let (lhs_free, rhs_free): (Vec<i64>, Vec<i64>) = {
+        let of: Vec<i64> = o_free.iter().map(|&j| o_shape[j]).collect();
+        let kf: Vec<i64> = k_free.iter().map(|&j| k_t.shape[j]).collect();
+        match side {
+            0 => (kf, of),
+            _ => (of, kf),
+        }
+    };
+    let new_shape: Vec<i64> = [batch_shape, lhs_free.clone(), rhs_free].concat();
+    let Some(g_in_free) = o_free.iter().position(|&j| j == oh + 1) else {
+        return false;
+    };
+    let g_pos = nb + g_in_free + if side == 0 { lhs_free.len() } else { 0 };
+
+    let Some(new_ty) = ir::parse_type(ctx, &TensorType::new(new_shape.clone(), out_t.dtype).mlir())
+    else {
+        return false;
+    };
+    let (lhs, rhs) = match side {
+        0 => (k, split),
+        _ => (split, k),
+    };
+    // A copy of the dot (precision and other attributes kept) on the new operands.
+    let new = ir::clone_before(dot, dot);
+    ir::set_operand(new, 0, lhs);
+    ir::set_operand(new, 1, rhs);
+    ir::set_result_type(new, 0, new_ty);
+    if !ir::set_attribute(new, "dot_dimension_numbers", &dot_dims_attr(&dims)) {
+        ir::erase(new);
+        return false;
+    }
+    let mut y = ir::result(new, 0);
+    // Move `times` next to the batch dimension it splits, then merge the two.
+    if g_pos != i + 1 {
+        let mut perm: Vec<usize> = (0..new_shape.len()).filter(|&j| j != g_pos).collect();
+        perm.insert(i + 1, g_pos);
+        let shape: Vec<i64> = perm.iter().map(|&j| new_shape[j]).collect();
+        let p: Vec<String> = perm.iter().map(|j| j.to_string()).collect();
+        let attr = format!("array<i64: {}>", p.join(", "));
+        match create(
+            "stablehlo.transpose",
+            y,
+            shape,
+            out_t.dtype,
+            &[("permutation", attr)],
+        ) {
+            Some(t) => y = t,
+            None => return false,
+        }
+    }
+    let Some(merged) = create(
+        "stablehlo.reshape",
+        y,
+        out_t.shape.clone(),
+        out_t.dtype,
+        &[],
+    ) else {
+        return false;
+    };
+    ir::replace_uses(ir::result(dot, 0), merged);
+    ir::erase(dot);
+    true
+}
