@@ -174,9 +174,9 @@ fn fold(dot: MlirOperation, side: usize) -> bool {
     let Some(rep) = repeat(r) else {
         return false;
     };
-    let (r_batch, o_batch, o_contract) = match side {
-        0 => (&d.lhs_batch, &d.rhs_batch, &d.rhs_contract),
-        _ => (&d.rhs_batch, &d.lhs_batch, &d.lhs_contract),
+    let (r_batch, r_contract, o_batch, o_contract) = match side {
+        0 => (&d.lhs_batch, &d.lhs_contract, &d.rhs_batch, &d.rhs_contract),
+        _ => (&d.rhs_batch, &d.rhs_contract, &d.lhs_batch, &d.lhs_contract),
     };
     let Some(i) = r_batch.iter().position(|&b| b as usize == rep.dim) else {
         return false;
@@ -192,97 +192,79 @@ fn fold(dot: MlirOperation, side: usize) -> bool {
     if ot.shape[oh] != rep.outer * rep.times {
         return false;
     }
-    let ctx = ir::context(dot);
-    let create = |name: &str, x: MlirValue, shape: Vec<i64>, dtype, attrs: &[(&str, String)]| {
-        let ty = ir::parse_type(ctx, &TensorType::new(shape, dtype).mlir())?;
-        let attrs = attrs
-            .iter()
-            .map(|(n, t)| Some((*n, ir::parse_attribute(ctx, t)?)))
-            .collect::<Option<Vec<_>>>()?;
-        Some(ir::result(
-            ir::create_op_before(dot, name, &[x], &[ty], &attrs),
-            0,
-        ))
-    };
 
     // The unrepeated operand: x reshaped to the repeat's shape with the merged
     // dimension at its outer extent (x's dimensions in order, ones dropped or added).
     let mut k_shape = rt.shape.clone();
     k_shape[rep.dim] = rep.outer;
-    let k = match ir::tensor_type(rep.source).map(|t| t.shape) == Some(k_shape.clone()) {
-        true => Some(rep.source),
-        false => create("stablehlo.reshape", rep.source, k_shape, rt.dtype, &[]),
-    };
-    // The other operand with its batch dimension split into [outer, times].
+    // The other operand with its batch dimension split into [outer, times]; its
+    // dimensions after `oh` move up by one.
     let mut o_shape = ot.shape.clone();
     o_shape.splice(oh..=oh, [rep.outer, rep.times]);
-    let split = create("stablehlo.reshape", o, o_shape.clone(), ot.dtype, &[]);
-    let (Some(k), Some(split)) = (k, split) else {
-        return false;
-    };
     let shift = |v: &[i64]| -> Vec<i64> {
         v.iter()
             .map(|&x| if x as usize > oh { x + 1 } else { x })
             .collect()
     };
-    let (o_batch_new, o_contract_new) = (shift(o_batch), shift(o_contract));
+    let (o_batch, o_contract) = (shift(o_batch), shift(o_contract));
     let dims = match side {
         0 => DotDims {
-            lhs_batch: d.lhs_batch.clone(),
-            rhs_batch: o_batch_new.clone(),
-            lhs_contract: d.lhs_contract.clone(),
-            rhs_contract: o_contract_new.clone(),
+            lhs_batch: r_batch.clone(),
+            rhs_batch: o_batch.clone(),
+            lhs_contract: r_contract.clone(),
+            rhs_contract: o_contract.clone(),
         },
         _ => DotDims {
-            lhs_batch: o_batch_new.clone(),
-            rhs_batch: d.rhs_batch.clone(),
-            lhs_contract: o_contract_new.clone(),
-            rhs_contract: d.rhs_contract.clone(),
+            lhs_batch: o_batch.clone(),
+            rhs_batch: r_batch.clone(),
+            lhs_contract: o_contract.clone(),
+            rhs_contract: r_contract.clone(),
         },
     };
     // The new result: batch dimensions (the split one at its outer extent), then the
     // lhs's free dimensions, then the rhs's. `times` is the split operand's free
     // dimension `oh + 1`.
-    let free = |shape: &[i64], batch: &[i64], contract: &[i64]| -> Vec<usize> {
-        (0..shape.len())
-            .filter(|j| !batch.contains(&(*j as i64)) && !contract.contains(&(*j as i64)))
+    let free = |shape: &[i64], batch: &[i64], contract: &[i64]| -> Vec<i64> {
+        (0..shape.len() as i64)
+            .filter(|j| !batch.contains(j) && !contract.contains(j))
+            .map(|j| shape[j as usize])
             .collect()
     };
-    let k_t = TensorType::new(
-        {
-            let mut s = rt.shape.clone();
-            s[rep.dim] = rep.outer;
-            s
-        },
-        rt.dtype,
-    );
-    let o_free = free(&o_shape, &o_batch_new, &o_contract_new);
-    let k_free = free(
-        &k_t.shape,
-        r_batch,
-        match side {
-            0 => &d.lhs_contract,
-            _ => &d.rhs_contract,
-        },
-    );
-    let nb = d.lhs_batch.len();
-    let batch_shape: Vec<i64> = o_batch_new.iter().map(|&b| o_shape[b as usize]).collect();
-    let (lhs_free, rhs_free): (Vec<i64>, Vec<i64>) = {
-        let of: Vec<i64> = o_free.iter().map(|&j| o_shape[j]).collect();
-        let kf: Vec<i64> = k_free.iter().map(|&j| k_t.shape[j]).collect();
-        match side {
-            0 => (kf, of),
-            _ => (of, kf),
-        }
+    let o_free = free(&o_shape, &o_batch, &o_contract);
+    let k_free = free(&k_shape, r_batch, r_contract);
+    // Among the split operand's free dimensions, `times` follows those before `oh`.
+    let g_in_free = (0..oh as i64)
+        .filter(|j| !o_batch.contains(j) && !o_contract.contains(j))
+        .count();
+    let batch_shape: Vec<i64> = o_batch.iter().map(|&b| o_shape[b as usize]).collect();
+    let g_pos = batch_shape.len() + g_in_free + if side == 0 { k_free.len() } else { 0 };
+    let (lhs_free, rhs_free) = match side {
+        0 => (k_free, o_free),
+        _ => (o_free, k_free),
     };
-    let new_shape: Vec<i64> = [batch_shape, lhs_free.clone(), rhs_free].concat();
-    let Some(g_in_free) = o_free.iter().position(|&j| j == oh + 1) else {
+    let new_shape: Vec<i64> = [batch_shape, lhs_free, rhs_free].concat();
+
+    let Some(new_ty) = ir::parse_type(
+        ir::context(dot),
+        &TensorType::new(new_shape.clone(), out_t.dtype).mlir(),
+    ) else {
         return false;
     };
-    let g_pos = nb + g_in_free + if side == 0 { lhs_free.len() } else { 0 };
-
-    let Some(new_ty) = ir::parse_type(ctx, &TensorType::new(new_shape.clone(), out_t.dtype).mlir())
-    else {
+    let k = match ir::tensor_type(rep.source).map(|t| t.shape) == Some(k_shape.clone()) {
+        true => Some(rep.source),
+        false => {
+            let ty = TensorType::new(k_shape, rt.dtype);
+            ir::create_value_before(dot, "stablehlo.reshape", rep.source, &ty, &[])
+        }
+    };
+    let split = ir::create_value_before(
+        dot,
+        "stablehlo.reshape",
+        o,
+        &TensorType::new(o_shape, ot.dtype),
+        &[],
+    );
+    let (Some(k), Some(split)) = (k, split) else {
         return false;
     };
     let (lhs, rhs) = match side {
@@ -306,24 +288,14 @@ fn fold(dot: MlirOperation, side: usize) -> bool {
         let shape: Vec<i64> = perm.iter().map(|&j| new_shape[j]).collect();
         let p: Vec<String> = perm.iter().map(|j| j.to_string()).collect();
         let attr = format!("array<i64: {}>", p.join(", "));
-        match create(
-            "stablehlo.transpose",
-            y,
-            shape,
-            out_t.dtype,
-            &[("permutation", attr)],
-        ) {
+        let ty = TensorType::new(shape, out_t.dtype);
+        match ir::create_value_before(dot, "stablehlo.transpose", y, &ty, &[("permutation", attr)])
+        {
             Some(t) => y = t,
             None => return false,
         }
     }
-    let Some(merged) = create(
-        "stablehlo.reshape",
-        y,
-        out_t.shape.clone(),
-        out_t.dtype,
-        &[],
-    ) else {
+    let Some(merged) = ir::create_value_before(dot, "stablehlo.reshape", y, &out_t, &[]) else {
         return false;
     };
     ir::replace_uses(ir::result(dot, 0), merged);

@@ -228,21 +228,12 @@ fn rewrite(op: MlirOperation) -> Option<()> {
     let sliced_shape: Vec<i64> = (0..or).map(|j| limit[j] - start[j]).collect();
     let mut order = kept.clone();
     order.sort_by_key(|&j| target[j]);
-    let ctx = ir::context(op);
     let array = |v: &[i64]| {
         let v: Vec<String> = v.iter().map(i64::to_string).collect();
         format!("array<i64: {}>", v.join(", "))
     };
     let build = |name: &str, x: MlirValue, shape: Vec<i64>, attrs: Vec<(&str, String)>| {
-        let ty = ir::parse_type(ctx, &TensorType::new(shape, ot.dtype).mlir())?;
-        let attrs = attrs
-            .into_iter()
-            .map(|(n, t)| Some((n, ir::parse_attribute(ctx, &t)?)))
-            .collect::<Option<Vec<_>>>()?;
-        Some(ir::result(
-            ir::create_op_before(op, name, &[x], &[ty], &attrs),
-            0,
-        ))
+        ir::create_value_before(op, name, x, &TensorType::new(shape, ot.dtype), &attrs)
     };
     let whole = start.iter().all(|&s| s == 0) && limit == ot.shape;
     let mut x = match whole {

@@ -644,6 +644,28 @@ pub fn insert_op_before(
     Some(create_op_before(anchor, name, operands, &types, &attrs))
 }
 
+/// Inserts the one-operand, one-result op `name(x) : ty` with the attributes written
+/// as `(name, text)` right before `anchor`, returning its result; `None` when the type
+/// or an attribute does not parse.
+pub fn create_value_before(
+    anchor: MlirOperation,
+    name: &str,
+    x: MlirValue,
+    ty: &tpuc_dialects::TensorType,
+    attributes: &[(&str, String)],
+) -> Option<MlirValue> {
+    let ctx = context(anchor);
+    let ty = parse_type(ctx, &ty.mlir())?;
+    let attrs = attributes
+        .iter()
+        .map(|(n, t)| Some((*n, parse_attribute(ctx, t)?)))
+        .collect::<Option<Vec<_>>>()?;
+    Some(result(
+        create_op_before(anchor, name, &[x], &[ty], &attrs),
+        0,
+    ))
+}
+
 /// Inserts the op `name(operands) : types` with `attributes` right before `anchor`
 /// (the one op builder of the in-place passes).
 pub fn create_op_before(
