@@ -1,9 +1,11 @@
 // tpu-grouped-mm-to-ragged-dot (compiler/src/passes/grouped_mm_to_ragged_dot.rs): the
 // grouped-matmul composites `aten-outline-composites` made are decomposed as
 // chlo.ragged_dot for libtpu (the driver runs it on the program of `--topology` only;
-// program.mlir keeps the loop). Group sizes are diff([0] + ends), the ends bounded
-// like PyTorch's slices and made monotone by a running maximum; rows from the last end
-// on are zero. The composite keeps its name; the old decomposition is erased.
+// program.mlir keeps the loop). The groups are bounded like PyTorch's slices; where
+// they tile the rows in order (monotone offsets: each group's end is the next one's
+// start) a `stablehlo.if` takes the ragged dot, group sizes end - start, rows from the
+// last end on zero; otherwise the portable loop. The composite keeps its name; the old
+// decomposition is erased.
 //
 // RUN: tpuc opt %s --pass-pipeline=aten-outline-composites,lower-aten-to-stablehlo,tpu-grouped-mm-to-ragged-dot | FileCheck %s
 
@@ -26,21 +28,30 @@
 // CHECK-SAME: sym_visibility = "private"
 // CHECK: ^bb0([[X:%arg[0-9]+]]: tensor<8x4xbf16>, [[W:%arg[0-9]+]]: tensor<2x4x4xbf16>, [[O:%arg[0-9]+]]: tensor<2xi32>)
 // CHECK: "stablehlo.convert"([[O]]) : (tensor<2xi32>) -> tensor<2xi64>
-// The running maximum of the bounded ends: a masked [E, E] reduce.
-// CHECK: comparison_direction LE
-// CHECK-SAME: (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi1>
-// CHECK: [[ENDS:%[0-9]+]] = "stablehlo.reduce"
-// CHECK: "stablehlo.maximum"
-// CHECK: [[STARTS:%[0-9]+]] = "stablehlo.concatenate"
-// CHECK: [[SIZES64:%[0-9]+]] = "stablehlo.subtract"([[ENDS]], [[STARTS]])
+// Whether the groups tile the rows: each end at most the next start, all of them.
+// CHECK: [[HI:%[0-9]+]] = "stablehlo.maximum"([[END:%[0-9]+]], [[LO:%[0-9]+]])
+// CHECK: [[BEFORE:%[0-9]+]] = "stablehlo.slice"([[HI]]) {limit_indices = array<i64: 1>, start_indices = array<i64: 0>
+// CHECK: [[AFTER:%[0-9]+]] = "stablehlo.slice"([[LO]]) {limit_indices = array<i64: 2>, start_indices = array<i64: 1>
+// CHECK: [[ORDERED:%[0-9]+]] = "stablehlo.compare"([[BEFORE]], [[AFTER]])
+// CHECK-SAME: comparison_direction LE
+// CHECK: [[TILED:%[0-9]+]] = "stablehlo.reduce"([[ORDERED]]
+// CHECK: "stablehlo.and"
+// CHECK: [[RESULT:%[0-9]+]] = "stablehlo.if"([[TILED]]) ({
+// CHECK: [[SIZES64:%[0-9]+]] = "stablehlo.subtract"([[HI]], [[LO]])
 // CHECK: [[SIZES:%[0-9]+]] = "stablehlo.convert"([[SIZES64]]) : (tensor<2xi64>) -> tensor<2xi32>
-// CHECK: [[R:%[0-9]+]] = "chlo.ragged_dot"([[X]], [[W]], [[SIZES]]) {ragged_dot_dimension_numbers = #chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>} : (tensor<8x4xbf16>, tensor<2x4x4xbf16>, tensor<2xi32>) -> tensor<8x4xbf16>
-// CHECK: [[LAST:%[0-9]+]] = "stablehlo.slice"([[ENDS]]) {limit_indices = array<i64: 2>, start_indices = array<i64: 1>
+// CHECK: [[R:%[0-9]+]] = "chlo.ragged_dot"({{%arg[0-9]+}}, {{%arg[0-9]+}}, [[SIZES]]) {ragged_dot_dimension_numbers = #chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>} : (tensor<8x4xbf16>, tensor<2x4x4xbf16>, tensor<2xi32>) -> tensor<8x4xbf16>
+// CHECK: [[LAST:%[0-9]+]] = "stablehlo.slice"([[HI]]) {limit_indices = array<i64: 2>, start_indices = array<i64: 1>
 // CHECK: [[COVERED:%[0-9]+]] = "stablehlo.compare"
 // CHECK-SAME: comparison_direction LT
 // CHECK: [[MASK:%[0-9]+]] = "stablehlo.broadcast_in_dim"([[COVERED]]) {broadcast_dimensions = array<i64: 0>} : (tensor<8xi1>) -> tensor<8x4xi1>
 // CHECK: [[OUT:%[0-9]+]] = "stablehlo.select"([[MASK]], [[R]], {{%[0-9]+}})
-// CHECK: "func.return"([[OUT]])
+// CHECK: "stablehlo.return"([[OUT]])
+// Groups that overlap: the portable loop, exact for any offsets.
+// CHECK: }, {
+// CHECK-NOT: chlo.ragged_dot
+// CHECK: "stablehlo.while"
+// CHECK: "stablehlo.while"
+// CHECK: "func.return"([[RESULT]])
 "func.func"() <{function_type = (tensor<8x4xbf16>, tensor<2x4x4xbf16>, tensor<2xi32>) -> tensor<8x4xbf16>, sym_name = "two_layers"}> ({
 ^bb0(%x: tensor<8x4xbf16>, %w: tensor<2x4x4xbf16>, %o: tensor<2xi32>):
   %0 = "transformers.grouped_mm_fallback.default"(%x, %w, %o) {operand_names = ["input", "weight", "offs"]} : (tensor<8x4xbf16>, tensor<2x4x4xbf16>, tensor<2xi32>) -> tensor<8x4xbf16> loc("grouped_mm")
@@ -53,6 +64,10 @@
 // CHECK: "chlo.ragged_dot"
 // CHECK-SAME: precision_config = [#chlo<precision HIGHEST>, #chlo<precision HIGHEST>]
 // CHECK-SAME: (tensor<6x3xf32>, tensor<3x3x2xf32>, tensor<3xi32>) -> tensor<6x2xf32>
+// The loop for overlapping groups asks for it too.
+// CHECK: "stablehlo.while"
+// CHECK: "stablehlo.dot_general"
+// CHECK-SAME: precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]
 // CHECK-NOT: sym_name
 "func.func"() <{function_type = (tensor<6x3xf32>, tensor<3x3x2xf32>, tensor<3xi32>) -> tensor<6x2xf32>, sym_name = "f32"}> ({
 ^bb0(%x: tensor<6x3xf32>, %w: tensor<3x3x2xf32>, %o: tensor<3xi32>):

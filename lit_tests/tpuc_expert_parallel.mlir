@@ -2,8 +2,8 @@
 // composites whose weight is split on its expert dimension become a GSPMD manual
 // computation: x, the local weight shard, the offsets and an iota of the expert shards
 // go in; the body moves the rows of the device's experts to the top, runs the local
-// grouped matmul (a composite whose decomposition is the routed loop) and puts the
-// rows back; the [shards, S, N] partial results are summed outside. A weight left
+// grouped matmul (a composite whose decomposition is the routed loop) and puts back the
+// rows whose owner is a local expert; the [shards, S, N] partial results are summed outside. A weight left
 // whole keeps its composite and dense decomposition.
 //
 // RUN: tpuc opt %S/Inputs/expert_parallel.mlir --pass-pipeline='aten-outline-composites,lower-aten-to-stablehlo{grouped-mm=dense},tpuc-seed-sharding{mesh="ep=2,tp=2" format=gspmd args="1=[ep, -, -];2=[ep, tp, -]"},stablehlo-propagate-sharding,tpuc-expert-parallel' | FileCheck %s
@@ -47,16 +47,25 @@
 // CHECK: "stablehlo.dot_general"
 // CHECK-SAME: -> tensor<8x2x6xf32>
 // CHECK-NOT: "stablehlo.while"
-// The body: the device's first expert at index * 2, its first row the start of that
-// group; the rows from there on (x over zeros), the local offsets from that row.
+// The body: the device's first expert at index * 2; its window starts at the lowest
+// slice bound of its groups (the 3 bounds around its 2 groups, their minimum: the
+// first group's start for monotone offsets); the rows from there on (x over zeros),
+// the local offsets from that row.
 // CHECK: sym_name = "tpuc.expert_parallel.body.impl_0"
 // CHECK: ^bb0([[BX:%arg[0-9]+]]: tensor<8x4xbf16>, [[BW:%arg[0-9]+]]: tensor<2x4x6xbf16>, [[BO:%arg[0-9]+]]: tensor<4xi32>, [[BI:%arg[0-9]+]]: tensor<1xi32>)
 // CHECK: "stablehlo.convert"([[BI]]) : (tensor<1xi32>) -> tensor<1xi64>
-// CHECK: "stablehlo.dynamic_slice"
+// CHECK: [[AROUND:%[0-9]+]] = "stablehlo.dynamic_slice"({{.*}}) {slice_sizes = array<i64: 3>}
+// CHECK: "stablehlo.reduce"([[AROUND]]
+// CHECK: "stablehlo.minimum"
 // CHECK: [[PAD:%[0-9]+]] = "stablehlo.concatenate"([[BX]], %{{.*}}) {dimension = 0 : i64} : (tensor<8x4xbf16>, tensor<8x4xbf16>) -> tensor<16x4xbf16>
 // CHECK: [[LX:%[0-9]+]] = "stablehlo.dynamic_slice"([[PAD]], {{.*}}) {slice_sizes = array<i64: 8, 4>}
 // CHECK: [[Y:%[0-9]+]] = "stablehlo.composite"([[LX]], [[BW]], %{{.*}}) {{{.*}}decomposition = @tpuc.expert_parallel.grouped_mm.impl_0, name = "transformers.grouped_mm_fallback.default"
+// The rows put back, and only those whose owner (the last group covering them, an
+// [8, 4] compare and max-reduce) is one of the device's experts kept.
 // CHECK: "stablehlo.concatenate"(%{{.*}}, [[Y]]) {dimension = 0 : i64} : (tensor<8x6xbf16>, tensor<8x6xbf16>) -> tensor<16x6xbf16>
+// CHECK: [[BACK:%[0-9]+]] = "stablehlo.dynamic_slice"({{.*}}) {slice_sizes = array<i64: 8, 6>}
+// CHECK: [[MINE:%[0-9]+]] = "stablehlo.broadcast_in_dim"({{.*}}) {broadcast_dimensions = array<i64: 0>} : (tensor<8xi1>) -> tensor<8x6xi1>
+// CHECK: "stablehlo.select"([[MINE]], [[BACK]], {{.*}})
 // CHECK: "stablehlo.reshape"({{.*}}) : (tensor<8x6xbf16>) -> tensor<1x8x6xbf16>
 // CHECK: sym_name = "tpuc.expert_parallel.body.impl_1"
 // CHECK: "stablehlo.transpose"(%arg{{[0-9]+}}) {permutation = array<i64: 0, 2, 1>} : (tensor<2x3x4xbf16>) -> tensor<2x4x3xbf16>

@@ -372,14 +372,19 @@ fn expert_parallel_grouped_mm_gathers_no_expert_weight() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// PyTorch's loop (transformers' `_grouped_mm_fallback`) for monotone offsets within
-/// the rows: rows `offs[i-1]..offs[i]` times `w[i]`, rows past the last offset zero.
+/// PyTorch's loop (transformers' `_grouped_mm_fallback`): `start = 0; for i, end in
+/// enumerate(offs): out[start:end] = x[start:end] @ w[i]; start = end` over zeros, each
+/// slice bounded as Python bounds it (negative plus S, clamped into [0, S], an end below
+/// its start empty), so a later group overwrites an earlier one's rows.
 fn grouped_mm_loop(x: &[f32], w: &[f32], offs: &[i32], k: usize, n: usize) -> Vec<f32> {
     let s = x.len() / k;
+    let bound =
+        |v: i32| (if v < 0 { v as i64 + s as i64 } else { v as i64 }).clamp(0, s as i64) as usize;
     let mut out = vec![0f32; s * n];
-    let mut start = 0usize;
+    let mut start = 0i32;
     for (e, &end) in offs.iter().enumerate() {
-        for r in start..end as usize {
+        let (a, b) = (bound(start), bound(end).max(bound(start)));
+        for r in a..b {
             for j in 0..n {
                 let mut acc = 0f64;
                 for c in 0..k {
@@ -388,82 +393,116 @@ fn grouped_mm_loop(x: &[f32], w: &[f32], offs: &[i32], k: usize, n: usize) -> Ve
                 out[r * n + j] = acc as f32;
             }
         }
-        start = end as usize;
+        start = end;
     }
     out
 }
 
-/// Expert parallelism's routed loop (more than 128 rows: `tpuc-expert-parallel` loops
-/// over chunks of each device's own experts) computes what PyTorch's loop computes, on
-/// 2 and 4 devices in both sharding forms: uneven groups, an empty one, and rows past
-/// the last offset (zero). The weight is a parameter named like transformers' fused
-/// experts, passed at run time (`--weights-as-inputs`).
+/// Expert parallelism's shares (more than 128 rows: `tpuc-expert-parallel` loops over
+/// chunks of each device's own experts; up to 128 the dense form of the local experts)
+/// compute what PyTorch's loop computes, on 2 and 4 devices in both sharding forms:
+/// uneven groups, an empty one, rows past the last offset (zero), and offsets outside
+/// the op's contract (not monotone, so that a later group overwrites an earlier one's
+/// rows, also across devices and below the first row of a device's experts; negative;
+/// past the rows). The weight is a parameter named like transformers' fused experts,
+/// passed at run time (`--weights-as-inputs`).
 #[test]
 fn expert_parallel_routed_loop_matches_pytorch_loop() {
     use crate::common::{grouped_mm_model, F32};
     use tpuc_runtime::HostTensor;
-    let (s, k, e, n) = (384usize, 8usize, 4usize, 6usize);
+    let (k, e, n) = (8usize, 4usize, 6usize);
     let dir = repo()
         .join("target/test-tmp")
         .join(format!("ep-routed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let model = dir.join("model.json");
-    let json = grouped_mm_model(
-        s as i64,
-        k as i64,
-        e as i64,
-        n as i64,
-        F32,
-        Some("moe.experts.gate_up_proj"),
-    );
-    std::fs::write(&model, json).unwrap();
     let value = |i: usize, salt: usize| (((i * 7 + salt * 13) % 23) as f32 - 11.0) / 16.0;
-    let x: Vec<f32> = (0..s * k).map(|i| value(i, 1)).collect();
-    let w: Vec<f32> = (0..e * k * n).map(|i| value(i, 2)).collect();
     let plugin =
         tpuc_runtime::Plugin::load(tpuc_runtime::discover::find_plugin(None).unwrap()).unwrap();
     let client = plugin
         .create_client(&tpuc_runtime::ClientOptions::cpu(4))
         .unwrap();
     let mut failures = Vec::new();
-    for format in [ShardingFormat::Shardy, ShardingFormat::Gspmd] {
-        for mesh_text in ["ep=2", "ep=4"] {
-            let mesh = Mesh::parse(mesh_text).unwrap();
-            let art = dir.join(format!("{}-{format:?}.tpuc", mesh_text.replace('=', "_")));
-            let options = tpuc_compiler::CompileOptions {
-                missing_weights: tpuc_compiler::MissingWeights::AsInputs,
-                ..sharded_options(&mesh, &[ShardPreset::Expert], format)
-            };
-            tpuc_compiler::compile(&model, &art, &options).unwrap();
-            let program = std::fs::read_to_string(art.join("program.mlir")).unwrap();
-            assert!(
-                program.contains("SPMDFullToShardShape") && program.contains("\"stablehlo.if\""),
-                "{mesh_text}: no expert-parallel routed loop"
-            );
-            let session = tpuc_runtime::Session::load(&art, &client).unwrap();
-            for offs in [[100, 100, 250, 384], [50, 120, 200, 300]] {
-                let by_name = |name: &str| match name {
-                    "x" => HostTensor::from_f32(&[s as i64, k as i64], &x),
-                    "offs" => HostTensor {
-                        dtype: tpuc_runtime::DType::I32,
-                        shape: vec![e as i64],
-                        data: offs.iter().flat_map(|o: &i32| o.to_le_bytes()).collect(),
-                    },
-                    _ => HostTensor::from_f32(&[e as i64, k as i64, n as i64], &w),
+    // (rows, offsets): a quarter of the routed case's for the dense one.
+    let cases: [(usize, [[i32; 4]; 5]); 2] = [
+        (
+            384,
+            [
+                [100, 100, 250, 384],
+                [50, 120, 200, 300],
+                [250, 100, 300, 384],
+                [100, 300, 50, 384],
+                [-284, 300, -334, 400],
+            ],
+        ),
+        (
+            96,
+            [
+                [25, 25, 62, 96],
+                [12, 30, 50, 75],
+                [62, 25, 75, 96],
+                [25, 75, 12, 96],
+                [-71, 75, -84, 100],
+            ],
+        ),
+    ];
+    for (s, offsets) in cases {
+        let model = dir.join(format!("model-{s}.json"));
+        let json = grouped_mm_model(
+            s as i64,
+            k as i64,
+            e as i64,
+            n as i64,
+            F32,
+            Some("moe.experts.gate_up_proj"),
+        );
+        std::fs::write(&model, json).unwrap();
+        let x: Vec<f32> = (0..s * k).map(|i| value(i, 1)).collect();
+        let w: Vec<f32> = (0..e * k * n).map(|i| value(i, 2)).collect();
+        for format in [ShardingFormat::Shardy, ShardingFormat::Gspmd] {
+            for mesh_text in ["ep=2", "ep=4"] {
+                let mesh = Mesh::parse(mesh_text).unwrap();
+                let art = dir.join(format!(
+                    "{s}-{}-{format:?}.tpuc",
+                    mesh_text.replace('=', "_")
+                ));
+                let options = tpuc_compiler::CompileOptions {
+                    missing_weights: tpuc_compiler::MissingWeights::AsInputs,
+                    ..sharded_options(&mesh, &[ShardPreset::Expert], format)
                 };
-                let inputs: Vec<HostTensor> = session
-                    .manifest()
-                    .arguments
-                    .iter()
-                    .filter(|a| a.kind == ArgumentKind::UserInput)
-                    .map(|a| by_name(&a.name))
-                    .collect();
-                let want = grouped_mm_loop(&x, &w, &offs, k, n);
-                let want = HostTensor::from_f32(&[s as i64, n as i64], &want);
-                let got = session.run(&inputs).unwrap();
-                let c = tpuc_runtime::compare::compare(&got[0], &want, 1e-5, 1e-5);
-                if !c.passed() {
-                    failures.push(format!("{mesh_text} {format:?} offs {offs:?}: {c:?}"));
+                tpuc_compiler::compile(&model, &art, &options).unwrap();
+                let program = std::fs::read_to_string(art.join("program.mlir")).unwrap();
+                assert!(
+                    program.contains("SPMDFullToShardShape")
+                        && program.contains("\"stablehlo.if\"") == (s > 128),
+                    "{mesh_text} {s} rows: not the expert-parallel form expected"
+                );
+                let session = tpuc_runtime::Session::load(&art, &client).unwrap();
+                for offs in offsets {
+                    let by_name = |name: &str| match name {
+                        "x" => HostTensor::from_f32(&[s as i64, k as i64], &x),
+                        "offs" => HostTensor {
+                            dtype: tpuc_runtime::DType::I32,
+                            shape: vec![e as i64],
+                            data: offs.iter().flat_map(|o: &i32| o.to_le_bytes()).collect(),
+                        },
+                        _ => HostTensor::from_f32(&[e as i64, k as i64, n as i64], &w),
+                    };
+                    let inputs: Vec<HostTensor> = session
+                        .manifest()
+                        .arguments
+                        .iter()
+                        .filter(|a| a.kind == ArgumentKind::UserInput)
+                        .map(|a| by_name(&a.name))
+                        .collect();
+                    let want = grouped_mm_loop(&x, &w, &offs, k, n);
+                    let want = HostTensor::from_f32(&[s as i64, n as i64], &want);
+                    let got = session.run(&inputs).unwrap();
+                    let c = tpuc_runtime::compare::compare(&got[0], &want, 1e-5, 1e-5);
+                    if !c.passed() {
+                        failures.push(format!(
+                            "{s} rows {mesh_text} {format:?} offs {offs:?}: {c:?}"
+                        ));
+                    }
                 }
             }
         }

@@ -31,12 +31,11 @@
 //! device multiplies every row by each of its experts and selects instead.
 //!
 //! Offsets outside the op's contract: bounded as PyTorch's slices are (negative from
-//! the end, clamped into the rows), never read or written out of bounds. Offsets that
-//! are not monotone, which no router produces, give another result than PyTorch's
-//! loop here: where groups of two devices cover the same row, the row is the sum of
-//! both products (PyTorch's later group overwrites the earlier), and a group that ends
-//! before the first row of its device's experts is empty (see [`ExpertShare`]). The
-//! unpartitioned forms match PyTorch for these too (`library_ops`).
+//! the end, clamped into the rows), never read or written out of bounds; offsets that
+//! are not monotone, which no router produces, give PyTorch's result too: each device
+//! keeps only the rows whose last covering group is one of its experts (PyTorch's loop
+//! lets a later group overwrite an earlier one's rows), so the sum over devices has
+//! every row from one device (see [`ExpertShare`]).
 //!
 //! The manual computation is written in GSPMD's form (`Sharding` and
 //! `SPMDFullToShardShape` custom calls into `{manual}`, a call of the body,

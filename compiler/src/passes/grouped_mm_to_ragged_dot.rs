@@ -22,8 +22,12 @@
 //! gradient's form (two matrices, `[K, S] x [S, N]` to `[E, K, N]`): libtpu (the build
 //! in `.deps`, Dec 2026) compiles that kind of ragged dot (a ragged contracting
 //! dimension) as a dense masked matmul on v5e, v5p and v6e alike, 206 GFLOP for
-//! [2048, 4096] x [4096, 768] in 16 groups against the 12.9 the loop computes. For offsets that are not
-//! monotone the ragged form differs from PyTorch (see `library_ops::ragged_dot`).
+//! [2048, 4096] x [4096, 768] in 16 groups against the 12.9 the loop computes.
+//!
+//! Offsets that are not monotone (groups that overlap or go back) cannot be said as a
+//! ragged dot: the new decomposition takes the portable loop for them, under a
+//! `stablehlo.if`, so the result is PyTorch's for any offsets (see
+//! `library_ops::ragged_dot`).
 
 use melior::ir::{Location, Module};
 use melior::Context;
@@ -35,7 +39,13 @@ use crate::error::CompileError;
 
 pub const NAME: &str = "tpu-grouped-mm-to-ragged-dot";
 
-pub struct GroupedMmToRaggedDot;
+/// `{emulated=true}`: the ragged dot computed by its definition with the portable
+/// loop instead of `chlo.ragged_dot`, so that XLA's CPU plugin runs the new
+/// decomposition (tests; see `library_ops::ragged_dot`).
+#[derive(Default)]
+pub struct GroupedMmToRaggedDot {
+    pub emulated: bool,
+}
 
 impl Pass for GroupedMmToRaggedDot {
     fn name(&self) -> &'static str {
@@ -73,11 +83,15 @@ impl Pass for GroupedMmToRaggedDot {
                         .iter()
                         .find(|(n, _)| *n == old)
                         .and_then(|(_, b)| *b)
-                        .and_then(composites::dot_precision)
-                        // In CHLO's spelling: the loop's product asks what the
-                        // program's other matmuls ask.
-                        .map(|t| t.replace("#stablehlo<", "#chlo<"));
-                    let Some(s) = ragged_decomposition(ctx, &module, op, &mut names, precision)?
+                        .and_then(composites::dot_precision);
+                    let Some(s) = ragged_decomposition(
+                        ctx,
+                        &module,
+                        op,
+                        &mut names,
+                        precision,
+                        self.emulated,
+                    )?
                     else {
                         continue;
                     };
@@ -110,6 +124,7 @@ fn ragged_decomposition(
     op: mlir_sys::MlirOperation,
     names: &mut composites::Symbols,
     precision: Option<String>,
+    emulated: bool,
 ) -> Result<Option<String>, CompileError> {
     let operands: Vec<_> = ir::operands(op)
         .into_iter()
@@ -158,9 +173,19 @@ fn ragged_decomposition(
         &a[2],
         ty,
         precision.as_deref(),
+        emulated,
     )
     .map_err(|m| CompileError::Internal(format!("{NAME}: {m:?}")))?;
     e.func_return(&[&out])
         .map_err(|e| CompileError::Internal(e.to_string()))?;
+    // The loop taken for overlapping groups asks what the old decomposition's product
+    // asked (the ragged dot has it already).
+    if let (Some(p), Some(&block)) = (&precision, ir::region_blocks(f.op).first()) {
+        for dot in ir::nested_ops(block) {
+            if ir::op_name(dot) == "stablehlo.dot_general" {
+                ir::set_attribute(dot, "precision_config", p);
+            }
+        }
+    }
     Ok(Some(symbol))
 }

@@ -246,7 +246,20 @@ fn entries() -> Vec<(&'static str, Constructor)> {
             Ok(Box::new(neuron::check::NeuronCheck { chip }))
         }),
         (grouped_mm_to_ragged_dot::NAME, |s, _| {
-            plain(s, grouped_mm_to_ragged_dot::GroupedMmToRaggedDot)
+            s.expect_options(&["emulated"])?;
+            let emulated = match s.option("emulated") {
+                None | Some("false") => false,
+                Some("true") => true,
+                Some(v) => {
+                    return Err(CompileError::PassOption {
+                        pass: grouped_mm_to_ragged_dot::NAME.into(),
+                        message: format!("emulated is `true` or `false`, not `{v}`"),
+                    })
+                }
+            };
+            Ok(Box::new(grouped_mm_to_ragged_dot::GroupedMmToRaggedDot {
+                emulated,
+            }))
         }),
         ("verify-stablehlo", |s, _| {
             plain(s, verify_stablehlo::VerifyStablehlo)

@@ -1,7 +1,8 @@
 //! Mixture-of-experts grouped matmuls (`transformers.grouped_mm_fallback`,
 //! `aten._grouped_mm`) on the CPU plugin: the routed loop (every target with loops) and
-//! the dense form (Neuron) compute what PyTorch's loop computes, for offsets inside the
-//! op's contract and outside it, and XLA's cost of the routed program is the routed
+//! the dense form (Neuron) and the TPU form (a ragged dot where the groups tile the
+//! rows) compute what PyTorch's loop computes, for offsets inside the op's contract and
+//! outside it, and XLA's cost of the routed program is the routed
 //! FLOPs, not E times them.
 
 use tpuc_runtime::{DType, HostTensor};
@@ -39,11 +40,14 @@ fn module(op: (&str, &str, &str), dtype: &str, s: i64, k: i64, e: i64, n: i64) -
 }
 
 /// The pipelines compared: the routed loop as -O2 builds it (inside its composite) and
-/// at -O0, and the dense form.
-const PIPELINES: [&str; 3] = [
+/// at -O0, the dense form, and the TPU form (`chlo.ragged_dot` for groups that tile the
+/// rows, the loop for others), its ragged dot emulated by its definition so that the
+/// CPU plugin runs it.
+const PIPELINES: [&str; 4] = [
     "aten-outline-composites,lower-aten-to-stablehlo,stablehlo-fold-constants,stablehlo-simplify,stablehlo-dce,stablehlo-cse,verify-stablehlo",
     "lower-aten-to-stablehlo,verify-stablehlo",
     "lower-aten-to-stablehlo{grouped-mm=dense},verify-stablehlo",
+    "aten-outline-composites,lower-aten-to-stablehlo,tpu-grouped-mm-to-ragged-dot{emulated=true},stablehlo-fold-constants,stablehlo-simplify,stablehlo-dce,stablehlo-cse,verify-stablehlo",
 ];
 
 fn lower(text: &str, pipeline: &str) -> String {
@@ -202,6 +206,9 @@ fn grouped_mm_matches_pytorch_for_every_offset_pattern() {
                         routed,
                         "{pipeline}"
                     );
+                    if pipeline.contains("ragged") {
+                        assert!(program.contains("\"stablehlo.if\"(%"), "{program}");
+                    }
                     for offs in offsets.iter() {
                         let inputs = [
                             tensor(dtype, &[s, k], &x),

@@ -58,9 +58,8 @@
 //! undefined there). No offset reads or writes out of bounds: each chunk's start is
 //! clamped to `S - C` by this lowering itself (not left to `dynamic_slice`), and its
 //! row mask is computed from the clamped start, so a clamped chunk writes exactly the
-//! rows of its range. The TPU form (`chlo.ragged_dot`) matches this for monotone
-//! offsets; see its pass for what it does with the others, and `tpuc-expert-parallel`
-//! for what expert parallelism does with them.
+//! rows of its range. The TPU form ([`ragged_dot`]) and expert parallelism's shares
+//! ([`ExpertShare`]) give the same for any offsets.
 
 use tpuc_artifact::DType;
 use tpuc_dialects::stablehlo::{Cmp, DotDims, ReduceKind};
@@ -195,10 +194,12 @@ pub fn chunk_rows(s: i64, experts: i64) -> i64 {
 }
 
 /// Each group's row range as PyTorch's loop slices it (see the module comment):
-/// `lo`, `hi` ([E] i64, `0 <= lo <= hi <= S`).
+/// `lo`, `hi` ([E] i64, `0 <= lo <= hi <= S`); `end` is each offset bounded as a slice
+/// end (`hi` before it is raised to `lo`, so `lo[i] == end[i-1]`).
 struct Groups {
     lo: TValue,
     hi: TValue,
+    end: TValue,
 }
 
 impl Groups {
@@ -223,8 +224,41 @@ impl Groups {
             e.concatenate(&[&first, &before], 0)?
         };
         let lo = bound(&starts)?;
-        let hi = e.max(&bound(&ends)?, &lo)?;
-        Ok(Groups { lo, hi })
+        let end = bound(&ends)?;
+        let hi = e.max(&end, &lo)?;
+        Ok(Groups { lo, hi, end })
+    }
+
+    /// Each row's owner (`[S]` i64): the last group whose range holds it, whose write
+    /// PyTorch's loop keeps; -1 for a row no group covers. `[S, E]` compares: E is small.
+    fn owner(&self, e: &Emitter, s: i64) -> LResult<TValue> {
+        let ne = self.lo.shape()[0];
+        let grid = TensorType::new(vec![s, ne], DType::I64);
+        let rows = e.iota(&grid, 0)?;
+        let experts = e.iota(&grid, 1)?;
+        let lo = e.broadcast_in_dim(&self.lo, &[s, ne], &[1])?;
+        let hi = e.broadcast_in_dim(&self.hi, &[s, ne], &[1])?;
+        let inside = e.binary(
+            "stablehlo.and",
+            &e.compare(Cmp::Le, &lo, &rows)?,
+            &e.compare(Cmp::Lt, &rows, &hi)?,
+        )?;
+        let candidate = e.select(&inside, &experts, &e.constant(&grid, -1.0)?)?;
+        Ok(e.reduce(&candidate, -1.0, &[1], ReduceKind::MaxUnchecked)?)
+    }
+
+    /// Whether the groups tile the rows in order (`hi[i-1] == lo[i]`, a `tensor<i1>`):
+    /// true for monotone offsets, the op's contract; then no group overlaps another and
+    /// the order of the writes does not matter.
+    fn contiguous(&self, e: &Emitter) -> LResult<TValue> {
+        let ne = self.lo.shape()[0];
+        if ne == 1 {
+            return Ok(e.constant(&TensorType::scalar(DType::Bool), 1.0)?);
+        }
+        let before = e.slice(&self.hi, &[0], &[ne - 1], &[1])?;
+        let after = e.slice(&self.lo, &[1], &[ne], &[1])?;
+        let ordered = e.compare(Cmp::Le, &before, &after)?;
+        Ok(e.reduce(&ordered, 1.0, &[0], ReduceKind::And)?)
     }
 }
 
@@ -527,18 +561,8 @@ fn dense(e: &Emitter, x: &TValue, w: &TValue, g: &Groups, ty: &TensorType) -> LR
         ..DotDims::default()
     };
     let all = e.dot_general_to(x, w, &dims, acc)?;
-    let grid = TensorType::new(vec![s, ne], DType::I64);
-    let rows = e.iota(&grid, 0)?;
-    let experts = e.iota(&grid, 1)?;
-    let lo = e.broadcast_in_dim(&g.lo, &[s, ne], &[1])?;
-    let hi = e.broadcast_in_dim(&g.hi, &[s, ne], &[1])?;
-    let inside = e.binary(
-        "stablehlo.and",
-        &e.compare(Cmp::Le, &lo, &rows)?,
-        &e.compare(Cmp::Lt, &rows, &hi)?,
-    )?;
-    let candidate = e.select(&inside, &experts, &e.constant(&grid, -1.0)?)?;
-    let owner = e.reduce(&candidate, -1.0, &[1], ReduceKind::MaxUnchecked)?;
+    let experts = e.iota(&TensorType::new(vec![s, ne], DType::I64), 1)?;
+    let owner = g.owner(e, s)?;
     let onehot = e.compare(
         Cmp::Eq,
         &e.broadcast_in_dim(&owner, &[s, ne], &[0])?,
@@ -579,16 +603,24 @@ pub fn grouped_mm_in(
 
 /// One device's share of a grouped matmul under expert parallelism: the experts
 /// `index * local .. (index + 1) * local` of `offs`'s groups (`index` a `[1]` integer
-/// tensor). Their rows, `lo..hi` of `x [S, K]` (contiguous for monotone offsets), are
-/// moved to the top (`x` rows `lo..`, zeros past the end), and `offs` becomes their
-/// `local` ends counted from `lo`, so that `grouped_mm(x, local weights, offs)` is the
-/// ordinary grouped matmul of the local experts; [`ExpertShare::place`] moves its rows
-/// back. For offsets that are not monotone, a local group whose end falls before the
-/// share's first row is empty (PyTorch's loop would let it overwrite earlier rows).
+/// tensor). Their rows are moved to the top: `x` from row `lo` on, zeros past the end,
+/// `lo` being the lowest bound of any local group's slice (for monotone offsets the
+/// first local group's start, so the rows `lo..hi` of the local experts are
+/// contiguous), and `offs` becomes the local ends counted from `lo`, so that
+/// `grouped_mm(x, local weights, offs)` is the ordinary grouped matmul of the local
+/// experts; [`ExpertShare::place`] moves its rows back.
+///
+/// Exact for any offsets, as PyTorch's loop: every local group's rows are in the
+/// window (the first local group's start may be read lower, at `lo`, which only adds
+/// rows that a later group or the mask takes back), and `place` keeps only the rows
+/// whose owner (the last group covering them, see [`Groups::owner`]) is local, so the
+/// sum of the devices' results has each row from exactly its owner.
 pub struct ExpertShare {
     pub x: TValue,
     pub offs: TValue,
     lo: TValue,
+    /// `[S]`: the rows whose owner is one of this device's experts.
+    mine: TValue,
 }
 
 impl ExpertShare {
@@ -598,41 +630,69 @@ impl ExpertShare {
         let scalar = TensorType::scalar(DType::I64);
         let index = e.reshape(&e.convert(index, DType::I64)?, &[])?;
         let base = e.mul(&index, &e.constant(&scalar, local as f64)?)?;
-        let lo = element(e, &g.lo, &base)?;
-        let ends = e.dynamic_slice(&g.hi, &[&base], &[local])?;
+        // The local groups' slice bounds: `end[base - 1]` (0 for the first expert) to
+        // `end[base + local - 1]`; the window starts at the lowest.
+        let zero_first = e.constant(&TensorType::new(vec![1], DType::I64), 0.0)?;
+        let bounds = e.concatenate(&[&zero_first, &g.end], 0)?;
+        let around = e.dynamic_slice(&bounds, &[&base], &[local + 1])?;
+        let lo = e.reduce(&around, s as f64, &[0], ReduceKind::Min)?;
+        let ends = e.dynamic_slice(&g.end, &[&base], &[local])?;
         let from_lo = e.sub(&ends, &e.broadcast_in_dim(&lo, &[local], &[])?)?;
-        let from_lo = e.max(&from_lo, &e.constant(&from_lo.ty, 0.0)?)?;
         let offs = e.convert(&from_lo, offs.dtype())?;
         // x's rows from lo on, then zeros: a slice of x over S rows of zeros.
         let padded = e.concatenate(&[x, &e.constant(&x.ty, 0.0)?], 0)?;
         let zero = e.constant(&scalar, 0.0)?;
         let x = e.dynamic_slice(&padded, &[&lo, &zero], &[s, k])?;
-        Ok(ExpertShare { x, offs, lo })
+        let owner = g.owner(e, s)?;
+        let row_ty = TensorType::new(vec![s], DType::I64);
+        let mine = e.binary(
+            "stablehlo.and",
+            &e.compare(Cmp::Ge, &owner, &e.broadcast_in_dim(&base, &[s], &[])?)?,
+            &e.compare(
+                Cmp::Lt,
+                &owner,
+                &e.add(
+                    &e.broadcast_in_dim(&base, &[s], &[])?,
+                    &e.constant(&row_ty, local as f64)?,
+                )?,
+            )?,
+        )?;
+        Ok(ExpertShare { x, offs, lo, mine })
     }
 
     /// The local grouped matmul's `[S, N]` result with its rows back at `lo..`: row `r`
-    /// is `y[r - lo]`, zero above `lo`.
+    /// is `y[r - lo]` where its owner is a local expert, zero elsewhere.
     pub fn place(&self, e: &Emitter, y: &TValue) -> LResult<TValue> {
         let (s, n) = (y.shape()[0], y.shape()[1]);
         let padded = e.concatenate(&[&e.constant(&y.ty, 0.0)?, y], 0)?;
         let scalar = TensorType::scalar(DType::I64);
         let start = e.sub(&e.constant(&scalar, s as f64)?, &self.lo)?;
         let zero = e.constant(&scalar, 0.0)?;
-        Ok(e.dynamic_slice(&padded, &[&start, &zero], &[s, n])?)
+        let back = e.dynamic_slice(&padded, &[&start, &zero], &[s, n])?;
+        let mine = e.broadcast_in_dim(&self.mine, &[s, n], &[0])?;
+        Ok(e.select(&mine, &back, &e.constant(&back.ty, 0.0)?)?)
     }
 }
 
 /// The grouped matmul as XLA's `chlo.ragged_dot` (for TPU compilers, which turn it
 /// into grouped-matmul kernels; XLA's CPU backend refuses it): `x [S, K]`, `w [E, K,
-/// N]`, `offs [E]` to `[S, ty.dtype]`, with `precision` (a `precision_config` value,
-/// `#chlo<precision ...>` entries) when given.
+/// N]`, `offs [E]` to `[S, ty.dtype]`, with `precision` (a `precision_config` value in
+/// StableHLO's spelling, `#stablehlo<precision ...>` entries) when given.
 ///
-/// Group sizes are `diff([0] + ends)` where `ends` are the offsets bounded as in
-/// [`Groups`] and made monotone by a running maximum; rows from the last end on are
-/// zero, masked after the product. For monotone offsets (the op's contract, and what
-/// every router produces) this is exactly the loop's result; for offsets that are not
-/// monotone it differs from PyTorch (no later group overwrites an earlier one's rows:
-/// a group whose end is below a previous one is empty).
+/// `chlo.ragged_dot` takes groups that tile the rows in order, which is what monotone
+/// offsets (the op's contract, what every router produces) give: group sizes are
+/// `hi - lo` of the bounded groups ([`Groups`]) and rows from the last end on are zero,
+/// masked after the product. Offsets whose groups overlap or go back (not monotone)
+/// cannot be said that way, so the result is a `stablehlo.if` on
+/// [`Groups::contiguous`]: the ragged dot when the groups tile, else the routed loop,
+/// which computes exactly what PyTorch's loop does for any offsets. Only one branch
+/// runs; XLA's cost analysis counts the loop's body once, so the figures stay the
+/// ragged dot's.
+///
+/// With `emulated`, the ragged dot itself is computed as its definition says (the
+/// routed loop over groups of the given sizes, one after another from row 0), so
+/// that a plugin without `ragged-dot` (XLA's CPU) can run the whole decomposition:
+/// what the tests use to check the branch taken for each kind of offsets.
 pub fn ragged_dot(
     e: &Emitter,
     x: &TValue,
@@ -640,27 +700,56 @@ pub fn ragged_dot(
     offs: &TValue,
     ty: &TensorType,
     precision: Option<&str>,
+    emulated: bool,
 ) -> LResult<TValue> {
     let s = x.shape()[0];
     let ne = w.shape()[0];
     let x = e.convert(x, ty.dtype)?;
     let w = e.convert(w, ty.dtype)?;
     let g = Groups::of(e, offs, s)?;
-    // The running maximum of the bounded ends: ends[e] = max over j <= e of hi[j].
-    let square = TensorType::new(vec![ne, ne], DType::I64);
-    let upto = e.compare(Cmp::Le, &e.iota(&square, 1)?, &e.iota(&square, 0)?)?;
-    let spread = e.broadcast_in_dim(&g.hi, &[ne, ne], &[1])?;
-    let masked = e.select(&upto, &spread, &e.constant(&square, 0.0)?)?;
-    let ends = e.reduce(&masked, 0.0, &[1], ReduceKind::MaxUnchecked)?;
-    let vec_ty = TensorType::new(vec![ne], DType::I64);
-    let starts = if ne == 1 {
-        e.constant(&vec_ty, 0.0)?
-    } else {
-        let first = e.constant(&TensorType::new(vec![1], DType::I64), 0.0)?;
-        let before = e.slice(&ends, &[0], &[ne - 1], &[1])?;
-        e.concatenate(&[&first, &before], 0)?
-    };
-    let sizes = e.convert(&e.sub(&ends, &starts)?, DType::I32)?;
+    let tiled = e.region(&[], |t: &Emitter, _: &[TValue]| {
+        Ok::<_, LowerError>(vec![ragged_in_order(
+            t, &x, &w, &g, ty, precision, emulated,
+        )?])
+    })?;
+    let overlapping = e.region(&[], |t: &Emitter, _: &[TValue]| {
+        Ok::<_, LowerError>(vec![routed(t, &x, &w, &g, ty, chunk_rows(s, ne))?])
+    })?;
+    let out = e.if_(
+        &g.contiguous(e)?,
+        tiled,
+        overlapping,
+        std::slice::from_ref(ty),
+    )?;
+    out.into_iter()
+        .next()
+        .ok_or_else(|| LowerError::Invalid("stablehlo.if has no result".into()))
+}
+
+/// `chlo.ragged_dot` of groups that tile the rows in order (see [`ragged_dot`]).
+fn ragged_in_order(
+    e: &Emitter,
+    x: &TValue,
+    w: &TValue,
+    g: &Groups,
+    ty: &TensorType,
+    precision: Option<&str>,
+    emulated: bool,
+) -> LResult<TValue> {
+    let s = x.shape()[0];
+    let ne = w.shape()[0];
+    if emulated {
+        // chlo.ragged_dot's definition: group i is rows sum(sizes[..i])..sum(sizes[..=i]).
+        let sizes = e.sub(&g.hi, &g.lo)?;
+        let square = TensorType::new(vec![ne, ne], DType::I64);
+        let upto = e.compare(Cmp::Le, &e.iota(&square, 1)?, &e.iota(&square, 0)?)?;
+        let spread = e.broadcast_in_dim(&sizes, &[ne, ne], &[1])?;
+        let masked = e.select(&upto, &spread, &e.constant(&square, 0.0)?)?;
+        let ends = e.reduce(&masked, 0.0, &[1], ReduceKind::Add)?;
+        let groups = Groups::of(e, &ends, s)?;
+        return routed(e, x, w, &groups, ty, chunk_rows(s, ne));
+    }
+    let sizes = e.convert(&e.sub(&g.hi, &g.lo)?, DType::I32)?;
     let mut attrs = vec![(
         "ragged_dot_dimension_numbers",
         "#chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], \
@@ -669,7 +758,8 @@ pub fn ragged_dot(
             .to_string(),
     )];
     if let Some(p) = precision {
-        attrs.push(("precision_config", p.to_string()));
+        // In CHLO's spelling.
+        attrs.push(("precision_config", p.replace("#stablehlo<", "#chlo<")));
     }
     // The result in the output's type: TPU matrix units accumulate bf16/f16 products in
     // f32 and round once, as the loop's f32 product and convert do; an f32 result
@@ -678,14 +768,14 @@ pub fn ragged_dot(
     let product = e
         .op(
             "chlo.ragged_dot",
-            &[&x, &w, &sizes],
+            &[x, w, &sizes],
             &attrs,
             std::slice::from_ref(ty),
         )?
         .pop()
         .ok_or_else(|| LowerError::Invalid("chlo.ragged_dot has no result".into()))?;
     // Rows at or past the last end belong to no group.
-    let last = e.slice(&ends, &[ne - 1], &[ne], &[1])?;
+    let last = e.slice(&g.hi, &[ne - 1], &[ne], &[1])?;
     let last = e.broadcast_in_dim(&e.reshape(&last, &[])?, &[s], &[])?;
     let covered = e.compare(
         Cmp::Lt,
