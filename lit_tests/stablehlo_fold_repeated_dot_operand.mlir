@@ -2,8 +2,9 @@
 // eager grouped-query attention repeats each key/value head G times
 // (reshape(broadcast_in_dim(k))) before its products; the dot then runs over k itself,
 // the query (or probabilities) split [H] -> [H/G, G], and the result is merged back.
-// It must not fire when the repeat is not over a batch dimension of the dot, or when
-// the broadcast expands more than the repeated dimension.
+// It must not fire when the repeat is not over a batch dimension of the dot, when
+// the broadcast expands more than the repeated dimension, or when the result is at
+// least as large as the repeated operand (a prefill's square scores).
 //
 // RUN: tpuc opt %s --pass-pipeline=stablehlo-fold-repeated-dot-operand,stablehlo-dce,verify-stablehlo | FileCheck %s
 
@@ -115,4 +116,19 @@
   %t = "stablehlo.transpose"(%r) {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x4x32x16xf32>) -> tensor<1x4x16x32xf32>
   %d = "stablehlo.dot_general"(%q, %t) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<1x4x1x16xf32>, tensor<1x4x16x32xf32>) -> tensor<1x4x1x32xf32>
   "func.return"(%d) : (tensor<1x4x1x32xf32>) -> ()
+}) : () -> ()
+
+// A prefill's scores: q [1,4,6,2] . k^T with k [1,2,6,2] repeated twice gives
+// [1,4,6,6], larger than the repeated k [1,4,6,2]: unchanged (the fold pays only where
+// the repeat dominates, as in decode).
+// CHECK-LABEL: sym_name = "prefill_scores"
+// CHECK: ^bb0([[Q:%arg[0-9]+]]: tensor<1x4x6x2xf32>
+// CHECK: "stablehlo.broadcast_in_dim"
+// CHECK: "stablehlo.dot_general"([[Q]], %{{[0-9]+}}){{.*}} : (tensor<1x4x6x2xf32>, tensor<1x4x6x2xf32>) -> tensor<1x4x6x6xf32>
+"func.func"() <{function_type = (tensor<1x4x6x2xf32>, tensor<1x2x6x2xf32>) -> tensor<1x4x6x6xf32>, sym_name = "prefill_scores"}> ({
+^bb0(%q: tensor<1x4x6x2xf32>, %k: tensor<1x2x6x2xf32>):
+  %b = "stablehlo.broadcast_in_dim"(%k) {broadcast_dimensions = array<i64: 0, 1, 3, 4>} : (tensor<1x2x6x2xf32>) -> tensor<1x2x2x6x2xf32>
+  %r = "stablehlo.reshape"(%b) : (tensor<1x2x2x6x2xf32>) -> tensor<1x4x6x2xf32>
+  %d = "stablehlo.dot_general"(%q, %r) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>} : (tensor<1x4x6x2xf32>, tensor<1x4x6x2xf32>) -> tensor<1x4x6x6xf32>
+  "func.return"(%d) : (tensor<1x4x6x6xf32>) -> ()
 }) : () -> ()

@@ -268,9 +268,21 @@ fn element(e: &Emitter, v: &TValue, index: &TValue) -> LResult<TValue> {
     Ok(e.reshape(&one, &[])?)
 }
 
+/// The running sum of a rank-1 i64 `v` of E (few) elements, `out[i] = sum(v[..i])`
+/// (exclusive) or `sum(v[..=i])` (inclusive), as a masked [E, E] reduction.
+fn prefix_sum(e: &Emitter, v: &TValue, inclusive: bool) -> LResult<TValue> {
+    let n = v.shape()[0];
+    let square = TensorType::new(vec![n, n], DType::I64);
+    let cmp = if inclusive { Cmp::Le } else { Cmp::Lt };
+    let counted = e.compare(cmp, &e.iota(&square, 1)?, &e.iota(&square, 0)?)?;
+    let spread = e.broadcast_in_dim(v, &[n, n], &[1])?;
+    let masked = e.select(&counted, &spread, &e.constant(&square, 0.0)?)?;
+    Ok(e.reduce(&masked, 0.0, &[1], ReduceKind::Add)?)
+}
+
 /// The chunks of the routed loop: `c` rows each, `first[e]` the index of group e's
-/// first chunk (an exclusive prefix sum of `ceil(count / c)`, as a masked [E, E]
-/// reduction: E is small) and `total` their number.
+/// first chunk (the exclusive [`prefix_sum`] of `ceil(count / c)`) and `total` their
+/// number.
 struct Schedule {
     c: i64,
     first: TValue,
@@ -290,11 +302,7 @@ impl Schedule {
             let spare = e.constant(&vec_ty, (c - 1) as f64)?;
             e.div(&e.add(&count, &spare)?, &e.constant(&vec_ty, c as f64)?)?
         };
-        let square = TensorType::new(vec![ne, ne], DType::I64);
-        let earlier = e.compare(Cmp::Lt, &e.iota(&square, 1)?, &e.iota(&square, 0)?)?;
-        let spread = e.broadcast_in_dim(&chunks, &[ne, ne], &[1])?;
-        let masked = e.select(&earlier, &spread, &e.constant(&square, 0.0)?)?;
-        let first = e.reduce(&masked, 0.0, &[1], ReduceKind::Add)?;
+        let first = prefix_sum(e, &chunks, false)?;
         let total = e.reduce(&chunks, 0.0, &[0], ReduceKind::Add)?;
         let bound = (s + c - 1) / c + ne;
         Ok(Schedule {
@@ -740,12 +748,7 @@ fn ragged_in_order(
     let ne = w.shape()[0];
     if emulated {
         // chlo.ragged_dot's definition: group i is rows sum(sizes[..i])..sum(sizes[..=i]).
-        let sizes = e.sub(&g.hi, &g.lo)?;
-        let square = TensorType::new(vec![ne, ne], DType::I64);
-        let upto = e.compare(Cmp::Le, &e.iota(&square, 1)?, &e.iota(&square, 0)?)?;
-        let spread = e.broadcast_in_dim(&sizes, &[ne, ne], &[1])?;
-        let masked = e.select(&upto, &spread, &e.constant(&square, 0.0)?)?;
-        let ends = e.reduce(&masked, 0.0, &[1], ReduceKind::Add)?;
+        let ends = prefix_sum(e, &e.sub(&g.hi, &g.lo)?, true)?;
         let groups = Groups::of(e, &ends, s)?;
         return routed(e, x, w, &groups, ty, chunk_rows(s, ne));
     }
