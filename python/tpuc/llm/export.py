@@ -1,0 +1,191 @@
+"""`tpuc.llm.export`: a causal LM as the set of programs a server runs (see
+`programs.py`), compiled ahead of time into one directory with its tokenizer files and
+a `serve.json` manifest that `tpuc serve` reads."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+
+log = logging.getLogger("tpuc")
+
+FORMAT = "tpuc-serve/1"
+
+# Files of a Hugging Face model directory the server needs besides the programs.
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.jinja",
+    "chat_template.json",
+    "generation_config.json",
+)
+
+_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
+
+
+def _default_buckets(max_len: int) -> list[int]:
+    """Powers of two from 16 up to min(max_len, 512)."""
+    out, t = [], 16
+    while t <= min(max_len, 512):
+        out.append(t)
+        t *= 2
+    return out or [max_len]
+
+
+def check_shape(max_batch: int, max_len: int, buckets: list[int]) -> list[int]:
+    """The sorted buckets, or a ValueError saying what is wrong."""
+    if max_batch < 1:
+        raise ValueError(f"max_batch must be at least 1, got {max_batch}")
+    if max_len < 2:
+        raise ValueError(f"max_len must be at least 2 (a prompt token and a new one), got {max_len}")
+    buckets = sorted(set(int(b) for b in buckets))
+    if not buckets or buckets[0] < 1:
+        raise ValueError(f"prefill buckets must be positive token counts, got {buckets}")
+    for b in buckets:
+        # A chunk starts at a multiple of the largest bucket and must end inside the
+        # cache: every bucket divides max_len.
+        if max_len % b:
+            raise ValueError(
+                f"prefill bucket {b} does not divide max_len {max_len}: chunks of a long prompt start at "
+                f"multiples of the largest bucket and must end inside the cache (use powers of two)"
+            )
+    return buckets
+
+
+def export(
+    model,
+    output,
+    *,
+    tokenizer_dir=None,
+    max_batch: int = 8,
+    max_len: int = 2048,
+    prefill_buckets=None,
+    dtype: str | None = None,
+    **compile_options,
+) -> str:
+    """Exports and compiles `model` for serving into the directory `output` (created;
+    an existing non-empty directory is refused, never overwritten).
+
+    model: a transformers causal LM, or the path of a Hugging Face model directory
+        (config.json and safetensors; its tokenizer and chat template files are copied).
+    tokenizer_dir: where the tokenizer files are, when `model` is a module.
+    max_batch: sequences decoded together (slots). max_len: tokens per sequence,
+        prompt and completion. prefill_buckets: chunk sizes of prompt programs
+        (powers of two dividing max_len; default 16 .. 512).
+    dtype: "bf16", "f16" or "f32" (default: the model's; a module is converted in
+        place, as `module.to` does).
+    compile_options: as `tpuc.compile` takes them (topology, mesh, shard, auto_shard...).
+    Returns the directory's path.
+    """
+    import torch
+
+    from .programs import Programs
+
+    output = os.fspath(output)
+    if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
+        raise FileExistsError(f"{output}: exists and is not an empty directory (tpuc.llm.export never overwrites)")
+    buckets = check_shape(max_batch, max_len, prefill_buckets or _default_buckets(max_len))
+
+    if isinstance(model, (str, os.PathLike)):
+        from transformers import AutoModelForCausalLM
+
+        source = os.fspath(model)
+        tokenizer_dir = tokenizer_dir or source
+        kwargs = {"dtype": getattr(torch, _DTYPES[dtype])} if dtype else {}
+        model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
+    elif dtype:
+        model = model.to(getattr(torch, _DTYPES[dtype]))
+    model = model.eval()
+
+    programs = Programs(model, max_batch, max_len).eval()
+    # Written beside `output` and renamed into place at the end: a failed or
+    # interrupted export leaves nothing half-written under the name.
+    parent = os.path.dirname(os.path.abspath(output))
+    os.makedirs(parent, exist_ok=True)
+    final, output = output, tempfile.mkdtemp(prefix=".tpuc-llm-", dir=parent)
+    try:
+        _write(model, programs, output, buckets, tokenizer_dir, compile_options)
+        if os.path.isdir(final):
+            os.rmdir(final)  # empty, checked above
+        os.rename(output, final)
+    except BaseException:
+        shutil.rmtree(output, ignore_errors=True)
+        raise
+    return final
+
+
+def _write(model, programs, output, buckets, tokenizer_dir, compile_options):
+    import torch
+
+    from .. import compile as tpuc_compile
+    from .programs import Decode, Prefill, kv_shape
+
+    config = model.config
+    name = getattr(config, "_name_or_path", "") or type(model).__name__
+    max_batch, max_len = programs.max_batch, programs.max_len
+    i64, f32 = torch.int64, torch.float32
+
+    def sampling(n):
+        return (torch.zeros(n, dtype=f32), torch.zeros(n, dtype=i64), torch.ones(n, dtype=f32),
+                torch.zeros(n, dtype=f32), torch.zeros(n, dtype=i64))
+
+    entries = []
+    with torch.no_grad():
+        decode_args = (torch.zeros(max_batch, dtype=i64), torch.zeros(max_batch, dtype=i64), *sampling(max_batch))
+        entries.append(("decode", None, Decode(programs), decode_args))
+        for t in buckets:
+            # Distinct tensors: torch.export would make one input of an object passed twice.
+            slot, start = torch.zeros(1, dtype=i64), torch.zeros(1, dtype=i64)
+            args = (torch.zeros(1, t, dtype=i64), slot, start, torch.ones(1, dtype=i64), *sampling(1))
+            entries.append((f"prefill_{t}", t, Prefill(programs), args))
+        listed = {"decode": None, "prefill": []}
+        for label, tokens, module, args in entries:
+            log.info("tpuc.llm: exporting and compiling %s", label)
+            ep = torch.export.export(module, args, strict=False)
+            path = f"{label}.tpuc"
+            tpuc_compile(ep, output=os.path.join(output, path), **compile_options)
+            if tokens is None:
+                listed["decode"] = {"path": path}
+            else:
+                listed["prefill"].append({"tokens": tokens, "path": path})
+
+    copied = []
+    if tokenizer_dir:
+        for f in TOKENIZER_FILES:
+            p = os.path.join(os.fspath(tokenizer_dir), f)
+            if os.path.isfile(p):
+                shutil.copyfile(p, os.path.join(output, f))
+                copied.append(f)
+    if "tokenizer.json" not in copied:
+        log.warning("tpuc.llm: no tokenizer.json copied: `tpuc serve` will take token ids only")
+
+    gen = getattr(model, "generation_config", None)
+    eos = getattr(gen, "eos_token_id", None) if gen is not None else None
+    if eos is None:
+        eos = getattr(config, "eos_token_id", None)
+    eos = [eos] if isinstance(eos, int) else list(eos or [])
+    text = config.get_text_config(decoder=True)
+    manifest = {
+        "format": FORMAT,
+        "model": name,
+        "architecture": type(model).__name__,
+        "dtype": str(programs.dtype).removeprefix("torch."),
+        "vocab_size": text.vocab_size,
+        "max_batch": max_batch,
+        "max_len": max_len,
+        "prefill_buckets": buckets,
+        # A free slot's decode position (see programs.py).
+        "free_position": max_len - 1,
+        "kv_cache": {"layers": len(programs.windows), "shape": list(kv_shape(config, max_batch, max_len))},
+        "programs": listed,
+        "eos_token_ids": eos,
+        "tokenizer_files": copied,
+        "compile_options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in compile_options.items()},
+    }
+    with open(os.path.join(output, "serve.json"), "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write("\n")

@@ -1,0 +1,248 @@
+"""The programs a server runs, as PyTorch modules around a transformers causal LM.
+
+A server keeps `B` sequences in flight, each in a *slot*: row `b` of every layer's key
+and value cache (`[B, H_kv, L, D]`, registered buffers, so `torch.export` records them
+as mutated state that tpuc donates and aliases). Two kinds of program share that cache:
+
+- `Prefill` (one per token bucket `T`): one sequence's chunk of `T` tokens (`length`
+  of them real, the rest padding) at positions `start .. start + T` of slot `slot`. It
+  writes the chunk's keys and values into that slot and samples the token that follows
+  the chunk's last real token.
+- `Decode`: one token for every slot at once, each at its own position `positions[b]`
+  (sequences of different lengths share the step). It writes each slot's new key and
+  value at its position and samples each slot's next token.
+
+Masks are built in the program from the positions (a key at position `j` is seen from
+position `p` when `j <= p`, and `j > p - window` on sliding-window layers), so no mask is
+read from memory; they are handed to the model as prepared 4D masks, which transformers'
+mask functions return unchanged. The architecture's own attention runs on them: any
+decoder that takes a `Cache` object serves this way, not one hand-written model.
+
+Padding and free slots write keys and values only where nothing reads them before they
+are written again: a chunk's padding at positions past its real tokens (the next chunk
+or decode step writes there first), a free slot at position `L - 1` of its own row
+(`Decode.FREE_POSITION`; a sequence writes its last position itself before reading it).
+
+Sampling runs in the same program (`sample`): a step returns token ids, not logits.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers.cache_utils import Cache, CacheLayerMixin
+
+
+class SlotLayer(CacheLayerMixin):
+    """One layer's keys and values for `B` slots, written where the owning `SlotCache`
+    says (`cache.where`), read whole (the mask hides what a position must not see)."""
+
+    is_compileable = True
+    is_sliding = False
+
+    def __init__(self, owner: "SlotCache", buffers: nn.Module, index: int, window: int | None):
+        super().__init__()
+        # The buffers are read from their module at each use: `torch.export` then sees
+        # the module's buffers (mutated state), not tensor constants.
+        self.owner, self.buffers, self.index = owner, buffers, index
+        self.is_sliding = window is not None
+        self.window = window
+        self.is_initialized = True
+
+    def lazy_initialization(self, key_states, value_states):  # buffers exist from the start
+        pass
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        keys = getattr(self.buffers, f"cache_keys_{self.index}")
+        values = getattr(self.buffers, f"cache_values_{self.index}")
+        key_states, value_states = key_states.to(keys.dtype), value_states.to(values.dtype)
+        where = self.owner.where
+        if where[0] == "decode":
+            # [B, H, 1, D] at each row's own position.
+            index = where[1].view(-1, 1, 1, 1).expand_as(key_states)
+            keys.scatter_(2, index, key_states)
+            values.scatter_(2, index, value_states)
+            return keys, values
+        _, slot, positions = where
+        # One slot: [1, H, T, D] into its row at `positions`, the row read back whole.
+        row_keys = keys.index_select(0, slot).index_copy(2, positions, key_states)
+        row_values = values.index_select(0, slot).index_copy(2, positions, value_states)
+        keys.index_copy_(0, slot, row_keys)
+        values.index_copy_(0, slot, row_values)
+        return row_keys, row_values
+
+    def get_mask_sizes(self, query_length: int):
+        return self.get_max_length(), 0
+
+    def get_seq_length(self) -> int:
+        return 0
+
+    def get_max_length(self) -> int:
+        return getattr(self.buffers, f"cache_keys_{self.index}").shape[2]
+
+
+class SlotCache(Cache):
+    """A transformers `Cache` over per-slot buffers; `where` is set by the program
+    before each forward: `("decode", positions[B])` or `("prefill", slot[1],
+    positions[T])`."""
+
+    def __init__(self, buffers: nn.Module, windows: list[int | None]):
+        super().__init__(layers=[SlotLayer(self, buffers, i, w) for i, w in enumerate(windows)])
+        self.where: tuple = ("decode", None)
+
+
+def layer_windows(config) -> list[int | None]:
+    """Each layer's sliding window (None: full attention), from the text config."""
+    text = config.get_text_config(decoder=True)
+    n = text.num_hidden_layers
+    types = getattr(text, "layer_types", None)
+    window = getattr(text, "sliding_window", None)
+    if types is None:
+        return [window if window and getattr(text, "use_sliding_window", True) else None] * n
+    out = []
+    for t in types[:n]:
+        if t == "full_attention":
+            out.append(None)
+        elif t == "sliding_attention" and window:
+            out.append(window)
+        else:
+            raise NotImplementedError(
+                f"layer type {t!r}: tpuc.llm serves full and sliding-window attention layers only"
+            )
+    return out
+
+
+def kv_shape(config, max_batch: int, max_len: int) -> tuple[int, int, int, int]:
+    text = config.get_text_config(decoder=True)
+    heads = getattr(text, "num_key_value_heads", None) or text.num_attention_heads
+    head_dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
+    return (max_batch, heads, max_len, head_dim)
+
+
+def _masks(query_positions: torch.Tensor, key_length: int, windows, dtype):
+    """Additive masks `[R, 1, Q, L]` for query positions `[R, Q]`: what the model takes
+    as `attention_mask` (one tensor, or one per layer kind when some layers slide)."""
+    keys = torch.arange(key_length, device=query_positions.device)
+    q = query_positions[:, None, :, None]
+    seen = keys <= q
+    low = torch.finfo(dtype).min
+    full = torch.where(seen, 0.0, low).to(dtype)
+    slides = {w for w in windows if w is not None}
+    if not slides:
+        return full
+    if len(slides) > 1:
+        raise NotImplementedError("layers with different sliding windows")
+    (w,) = slides
+    sliding = torch.where(seen & (keys > q - w), 0.0, low).to(dtype)
+    if all(x is not None for x in windows):
+        return sliding
+    return {"full_attention": full, "sliding_attention": sliding}
+
+
+def _mix(x: torch.Tensor) -> torch.Tensor:
+    """A 32-bit integer hash (xorshift-multiply rounds) computed in int64; the values
+    are in [0, 2^32), so a right shift by k is a floor division by 2^k."""
+    m = 0xFFFFFFFF
+    x = x & m
+    x = x ^ (x // (1 << 16))
+    x = (x * 0x7FEB352D) & m
+    x = x ^ (x // (1 << 15))
+    x = (x * 0x846CA68B) & m
+    return x ^ (x // (1 << 16))
+
+
+def sample(logits, temperature, top_k, top_p, min_p, seed, step):
+    """Next tokens `[R]` from logits `[R, V]`, and each token's log-probability under the
+    model's distribution. Per row: `temperature <= 0` is greedy (argmax, the first of
+    ties as torch.argmax); else the logits divided by the temperature, then the `top_k`
+    most likely (0: all), the smallest prefix of them whose probability reaches `top_p`
+    (1: all), and those at least `min_p` times the most likely (0: all), sampled by the
+    Gumbel-max trick with noise hashed from `(seed, step, token id)`: the same seed and
+    step give the same token on every device and run."""
+    logits = logits.float()
+    vocab = logits.shape[-1]
+    logprobs = torch.log_softmax(logits, dim=-1)
+    greedy = torch.argmax(logits, dim=-1)
+
+    t = torch.where(temperature > 0, temperature, torch.ones_like(temperature))
+    scaled = logits / t[:, None]
+    ordered, order = torch.sort(scaled, dim=-1, descending=True, stable=True)
+    probs = torch.softmax(ordered, dim=-1)
+    rank = torch.arange(vocab, device=logits.device)[None, :]
+    k = torch.where(top_k > 0, top_k, torch.full_like(top_k, vocab))
+    keep = rank < k[:, None]
+    before = torch.cumsum(probs, dim=-1) - probs
+    keep = keep & (before < top_p[:, None])
+    keep = keep & (probs >= min_p[:, None] * probs[:, :1])
+    keep = keep | (rank == 0)
+
+    ids = order.to(torch.int64)
+    x = _mix((seed & 0xFFFFFFFF)[:, None] * 0x9E3779B1 + (step & 0xFFFFFFFF)[:, None])
+    x = _mix(x + ids * 0x85EBCA77)
+    u = ((x // 256).to(torch.float32) + 0.5) * (1.0 / 16777216.0)
+    noisy = torch.where(keep, ordered - torch.log(-torch.log(u)), torch.full_like(ordered, float("-inf")))
+    chosen = torch.gather(ids, 1, torch.argmax(noisy, dim=-1, keepdim=True))[:, 0]
+
+    tokens = torch.where(temperature > 0, chosen, greedy)
+    return tokens, torch.gather(logprobs, 1, tokens[:, None])[:, 0]
+
+
+class Programs(nn.Module):
+    """The model, its slot cache (`[B, H_kv, L, D]` buffers per layer) and the two
+    entry points; `Decode(programs)` and `Prefill(programs)` are what `torch.export`
+    takes (the same parameter and buffer names in every program)."""
+
+    FREE_POSITION = -1  # a free slot's decode position: L - 1 (see the module's text)
+
+    def __init__(self, model, max_batch: int, max_len: int):
+        super().__init__()
+        self.model = model
+        self.windows = layer_windows(model.config)
+        shape = kv_shape(model.config, max_batch, max_len)
+        dtype = next(model.parameters()).dtype
+        for i in range(len(self.windows)):
+            self.register_buffer(f"cache_keys_{i}", torch.zeros(shape, dtype=dtype))
+            self.register_buffer(f"cache_values_{i}", torch.zeros(shape, dtype=dtype))
+        self.cache = SlotCache(self, self.windows)
+        self.max_batch, self.max_len, self.dtype = max_batch, max_len, dtype
+
+    def _logits(self, tokens, positions, where):
+        self.cache.where = where
+        masks = _masks(positions, self.max_len, self.windows, self.dtype)
+        out = self.model(
+            input_ids=tokens, attention_mask=masks, position_ids=positions, cache=self.cache, use_cache=True
+        )
+        return out.logits
+
+    def decode(self, tokens, positions, temperature, top_k, top_p, min_p, seed):
+        """One step over every slot: `tokens [B]` (each slot's last token) at
+        `positions [B]`; each slot's next token `[B]` and its log-probability."""
+        logits = self._logits(tokens[:, None], positions[:, None], ("decode", positions))
+        return sample(logits[:, -1], temperature, top_k, top_p, min_p, seed, positions)
+
+    def prefill(self, tokens, slot, start, length, temperature, top_k, top_p, min_p, seed):
+        """One chunk of one sequence: `tokens [1, T]` (`length [1]` of them real) at
+        positions `start [1] ..`, into slot `slot [1]`; the token that follows the
+        chunk's last real token `[1]` and its log-probability."""
+        positions = start + torch.arange(tokens.shape[1], device=tokens.device)
+        logits = self._logits(tokens, positions[None, :], ("prefill", slot, positions))
+        last = torch.index_select(logits[0], 0, length - 1)
+        return sample(last, temperature, top_k, top_p, min_p, seed, start + length - 1)
+
+
+class Decode(nn.Module):
+    def __init__(self, programs: Programs):
+        super().__init__()
+        self.programs = programs
+
+    def forward(self, tokens, positions, temperature, top_k, top_p, min_p, seed):
+        return self.programs.decode(tokens, positions, temperature, top_k, top_p, min_p, seed)
+
+
+class Prefill(nn.Module):
+    def __init__(self, programs: Programs):
+        super().__init__()
+        self.programs = programs
+
+    def forward(self, tokens, slot, start, length, temperature, top_k, top_p, min_p, seed):
+        return self.programs.prefill(tokens, slot, start, length, temperature, top_k, top_p, min_p, seed)
