@@ -9,6 +9,8 @@
 //! - [`pjrt`]: the PJRT C API, declared by hand, and safe wrappers (plugin, client,
 //!   executables, buffers).
 //! - [`session`]: load an artifact directory (manifest, program, weights) and run it.
+//! - [`serving`]: a serving directory's programs (prefill buckets and a batched
+//!   decode step of `python -m tpuc.llm export`) sharing one KV cache.
 //! - [`cache`]: the on-disk cache of compiled executables sessions use.
 //! - [`version`]: StableHLO versions and the artifact-vs-plugin range check.
 //! - [`discover`]: find a plugin (flag, `TPUC_PJRT_PLUGIN`, `.deps/pjrt`, Python
@@ -33,6 +35,7 @@ pub mod divergence;
 pub mod error;
 pub mod pjrt;
 pub mod plugin_logging;
+pub mod serving;
 pub mod session;
 pub mod tpu;
 pub mod training;

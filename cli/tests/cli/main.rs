@@ -14,6 +14,7 @@ mod faults;
 mod neuron;
 mod pipeline;
 mod plan;
+mod serve;
 mod sharded_decoders;
 mod sharded_state;
 mod sharding;

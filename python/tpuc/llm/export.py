@@ -12,8 +12,6 @@ import tempfile
 
 log = logging.getLogger("tpuc")
 
-FORMAT = "tpuc-serve/1"
-
 # Files of a Hugging Face model directory the server needs besides the programs.
 TOKENIZER_FILES = (
     "tokenizer.json",
@@ -122,11 +120,9 @@ def _write(model, programs, output, buckets, tokenizer_dir, compile_options):
     import torch
 
     from .. import compile as tpuc_compile
-    from .programs import Decode, Prefill, kv_shape
+    from .programs import Decode, Prefill, serve_manifest
 
-    config = model.config
-    name = getattr(config, "_name_or_path", "") or type(model).__name__
-    max_batch, max_len = programs.max_batch, programs.max_len
+    max_batch = programs.max_batch
     i64, f32 = torch.int64, torch.float32
 
     def sampling(n):
@@ -163,29 +159,7 @@ def _write(model, programs, output, buckets, tokenizer_dir, compile_options):
     if "tokenizer.json" not in copied:
         log.warning("tpuc.llm: no tokenizer.json copied: `tpuc serve` will take token ids only")
 
-    gen = getattr(model, "generation_config", None)
-    eos = getattr(gen, "eos_token_id", None) if gen is not None else None
-    if eos is None:
-        eos = getattr(config, "eos_token_id", None)
-    eos = [eos] if isinstance(eos, int) else list(eos or [])
-    text = config.get_text_config(decoder=True)
-    manifest = {
-        "format": FORMAT,
-        "model": name,
-        "architecture": type(model).__name__,
-        "dtype": str(programs.dtype).removeprefix("torch."),
-        "vocab_size": text.vocab_size,
-        "max_batch": max_batch,
-        "max_len": max_len,
-        "prefill_buckets": buckets,
-        # A free slot's decode position (see programs.py).
-        "free_position": max_len - 1,
-        "kv_cache": {"layers": len(programs.windows), "shape": list(kv_shape(config, max_batch, max_len))},
-        "programs": listed,
-        "eos_token_ids": eos,
-        "tokenizer_files": copied,
-        "compile_options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in compile_options.items()},
-    }
+    manifest = serve_manifest(model, programs, buckets, listed, copied, compile_options)
     with open(os.path.join(output, "serve.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
         f.write("\n")

@@ -246,3 +246,34 @@ class Prefill(nn.Module):
 
     def forward(self, tokens, slot, start, length, temperature, top_k, top_p, min_p, seed):
         return self.programs.prefill(tokens, slot, start, length, temperature, top_k, top_p, min_p, seed)
+
+
+FORMAT = "tpuc-serve/1"
+
+
+def serve_manifest(model, programs: Programs, buckets, listed: dict, tokenizer_files, compile_options) -> dict:
+    """`serve.json`: what `tpuc serve` (runtime `serving.rs`) reads. `listed`:
+    `{"decode": {"path"}, "prefill": [{"tokens", "path"}]}`."""
+    config = model.config
+    gen = getattr(model, "generation_config", None)
+    eos = getattr(gen, "eos_token_id", None) if gen is not None else None
+    if eos is None:
+        eos = getattr(config, "eos_token_id", None)
+    eos = [eos] if isinstance(eos, int) else list(eos or [])
+    text = config.get_text_config(decoder=True)
+    return {
+        "format": FORMAT,
+        "model": getattr(config, "_name_or_path", "") or type(model).__name__,
+        "architecture": type(model).__name__,
+        "dtype": str(programs.dtype).removeprefix("torch."),
+        "vocab_size": text.vocab_size,
+        "max_batch": programs.max_batch,
+        "max_len": programs.max_len,
+        "prefill_buckets": list(buckets),
+        "free_position": programs.max_len - 1,
+        "kv_cache": {"layers": len(programs.windows), "shape": list(kv_shape(config, programs.max_batch, programs.max_len))},
+        "programs": listed,
+        "eos_token_ids": eos,
+        "tokenizer_files": list(tokenizer_files),
+        "compile_options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in compile_options.items()},
+    }

@@ -174,6 +174,73 @@ impl Session {
         Ok(())
     }
 
+    /// Hands this session's current state to `to`, a program over the same state (a
+    /// serving set's prefill and decode programs share one KV cache): every state
+    /// argument of `to` takes this session's value of the same name, which must have
+    /// the same dtype, shape and sharding and live on the same client. No data moves:
+    /// the buffers change hands, and this session holds no state until one is handed
+    /// back (a run in between is refused). Both sessions must have released their
+    /// initial values ([`Session::release_initial_state`]), so that no state is kept
+    /// twice on the device.
+    pub fn move_state_to(&self, to: &Session) -> Result<()> {
+        if std::ptr::eq(self, to) {
+            return Ok(());
+        }
+        if !self.initial_released || !to.initial_released {
+            return Err(RuntimeError::InvalidArgument(
+                "move_state_to: release both sessions' initial state first (release_initial_state)"
+                    .into(),
+            ));
+        }
+        let mut from_state = self.lock_state()?;
+        let mut to_state = to.lock_state()?;
+        let mut pairs = Vec::with_capacity(to.state.len());
+        for (k_to, st) in to.state.iter().enumerate() {
+            let arg = &to.manifest.arguments[st.arg];
+            let k_from = self.state_index(&arg.name)?;
+            let mine = &self.manifest.arguments[self.state[k_from].arg];
+            if mine.dtype != arg.dtype || mine.shape != arg.shape || mine.sharding != arg.sharding {
+                return Err(RuntimeError::InvalidArgument(format!(
+                    "move_state_to: state `{}` is {} here and {} in {}",
+                    arg.name,
+                    describe(mine.dtype, &mine.shape),
+                    describe(arg.dtype, &arg.shape),
+                    to.dir.display()
+                )));
+            }
+            match &from_state[k_from] {
+                Some(shards) if shards.iter().all(|b| b.belongs_to(&to.client)) => {}
+                Some(_) => {
+                    return Err(RuntimeError::InvalidArgument(format!(
+                        "move_state_to: state `{}` lives on another client than {}'s (load both with one client)",
+                        arg.name,
+                        to.dir.display()
+                    )))
+                }
+                None => {
+                    return Err(RuntimeError::InvalidArgument(format!(
+                        "move_state_to: this session holds no state `{}` to hand over",
+                        arg.name
+                    )))
+                }
+            }
+            pairs.push((k_from, k_to));
+        }
+        if pairs.len() != self.state.len() {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "move_state_to: {} keeps {} state values, {} keeps {}",
+                self.dir.display(),
+                self.state.len(),
+                to.dir.display(),
+                to.state.len()
+            )));
+        }
+        for (k_from, k_to) in pairs {
+            to_state[k_to] = from_state[k_from].take();
+        }
+        Ok(())
+    }
+
     /// Makes the artifact's initial values of the state the current state, so that the
     /// first run donates them: the device then holds the state once, not also a copy
     /// to return to (what a training step's parameters and optimizer state need).
@@ -208,7 +275,7 @@ impl Session {
         let shards = &self.weights[weight];
         if shards.is_empty() {
             return Err(RuntimeError::InvalidArgument(format!(
-                "state `{}` was lost: a failed run consumed it and its initial values were released; load a checkpoint (write_state) or reload the artifact",
+                "state `{}` is not held by this session: it was moved to another program's session (move_state_to), or a failed run consumed it after its initial values were released; load a checkpoint (write_state) or reload the artifact",
                 self.manifest.arguments[self.state[k].arg].name
             )));
         }
