@@ -41,7 +41,7 @@ _spec = importlib.util.spec_from_file_location("tpuc_llm_programs", os.path.join
 P = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(P)
 
-MAX_BATCH, MAX_LEN, BUCKETS = 4, 64, [8, 16]
+MAX_BATCH, MAX_LEN, BUCKETS = 16, 64, [8, 16]
 NEW_TOKENS = 12
 WORDS = (
     "the a an of to in is it that and on for with as was at by be this from or have not are but had "
@@ -120,10 +120,14 @@ def serve(programs, prompts, rows, n):
             tok, _ = programs.prefill(torch.tensor([chunk + [0] * (t - len(chunk))]), torch.tensor([slot]),
                                       torch.tensor([start]), torch.tensor([len(chunk)]), *params([rows[slot]]))
         out.append([int(tok[0])])
-    positions = [len(p) for p in prompts]
+    # The other slots are free: at the free position, as a server leaves them.
+    free = MAX_BATCH - len(prompts)
+    rows = list(rows) + [dict(SAMPLED[0], temperature=0.0)] * free
+    positions = [len(p) for p in prompts] + [MAX_LEN - 1] * free
     for _ in range(n - 1):
-        toks, _ = programs.decode(torch.tensor([o[-1] for o in out]), torch.tensor(positions), *params(rows))
-        for s, t in enumerate(toks.tolist()):
+        tokens = [o[-1] for o in out] + [0] * free
+        toks, _ = programs.decode(torch.tensor(tokens), torch.tensor(positions), *params(rows))
+        for s, t in enumerate(toks.tolist()[:len(out)]):
             out[s].append(t)
             positions[s] += 1
     return out
@@ -135,13 +139,13 @@ def main():
     prompts = [tok(p)["input_ids"] for p in PROMPTS]
     prompts = [[tok.bos_token_id] + ids for ids in prompts]
     assert all(tok.unk_token_id not in ids for ids in prompts)
-    assert max(map(len, prompts)) > max(BUCKETS) and len(prompts) == MAX_BATCH
+    assert max(map(len, prompts)) > max(BUCKETS) and len(prompts) <= MAX_BATCH
 
     with torch.no_grad():
         greedy = [m.generate(torch.tensor([ids]), max_new_tokens=NEW_TOKENS, do_sample=False, eos_token_id=None)
                   [0, len(ids):].tolist() for ids in prompts]
         programs = P.Programs(m, MAX_BATCH, MAX_LEN).eval()
-        served = serve(programs, prompts, [dict(SAMPLED[0], temperature=0.0)] * MAX_BATCH, NEW_TOKENS)
+        served = serve(programs, prompts, [dict(SAMPLED[0], temperature=0.0)] * len(prompts), NEW_TOKENS)
         assert served == greedy, (served, greedy)
         sampled = serve(P.Programs(m, MAX_BATCH, MAX_LEN).eval(), prompts, SAMPLED, NEW_TOKENS)
         assert sampled != greedy
