@@ -21,6 +21,7 @@ mod load;
 mod plan_cmd;
 mod report;
 mod run_cmd;
+mod serve;
 mod train_cmd;
 
 use std::path::PathBuf;
@@ -130,6 +131,15 @@ enum Command {
     /// then --max-new-tokens tokens, each the argmax of the last logits. Prints the new
     /// tokens (stdout) and tokens/s (stderr); the cache stays on the device.
     Generate(generate_cmd::GenerateArgs),
+    /// Serve a model over HTTP, OpenAI-compatible, with continuous batching: a serving
+    /// directory from `python -m tpuc.llm export` (prefill programs per prompt bucket,
+    /// one decode step over every slot, sampling on device). POST /v1/completions and
+    /// /v1/chat/completions (`stream` for server-sent events), GET /v1/models, /health
+    /// and /metrics (Prometheus). Requests join and leave the batch between decode
+    /// steps; past --max-queue waiting requests the answer is 429; SIGTERM or Ctrl-C
+    /// stops accepting and finishes the requests in flight. Nothing is compiled that
+    /// the executable cache holds: a restart loads.
+    Serve(serve::ServeArgs),
     /// Find the first graph node whose value leaves PyTorch's: runs an artifact compiled
     /// with `tpuc compile --debug-outputs` and compares every value it returns with
     /// PyTorch's (`scripts/node_values.py` writes them), in graph order. Prints the first
@@ -278,6 +288,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Run(args) => run_cmd::run_artifact(&args),
         Command::Train(args) => train_cmd::train(&args),
         Command::Generate(args) => generate_cmd::generate(&args),
+        Command::Serve(args) => serve::serve(&args),
         Command::Diverge(args) => diverge_cmd::diverge(&args),
         Command::Devices {
             topologies: true,

@@ -240,6 +240,19 @@ impl ProgramSet {
         })
     }
 
+    /// How each program was loaded (compiled now or from the executable cache), by
+    /// its path in the directory.
+    pub fn load_reports(&self) -> Vec<(String, &crate::LoadReport)> {
+        let mut out = vec![(
+            self.manifest.programs.decode.path.clone(),
+            self.decode.load_report(),
+        )];
+        for p in &self.manifest.programs.prefill {
+            out.push((p.path.clone(), self.prefill[&p.tokens].load_report()));
+        }
+        out
+    }
+
     pub fn manifest(&self) -> &ServeManifest {
         &self.manifest
     }

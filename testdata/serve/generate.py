@@ -74,13 +74,16 @@ SAMPLED = [
 
 
 def tokenizer():
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     vocab = {w: i for i, w in enumerate(SPECIAL + WORDS)}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
+    # A sequence starts with <s>, as Llama's tokenizers add it (not in a chat template's
+    # text, which names it itself: encoded without special tokens).
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>",
         additional_special_tokens=SPECIAL[4:],
@@ -137,7 +140,7 @@ def main():
     tok = tokenizer()
     m = model(len(tok))
     prompts = [tok(p)["input_ids"] for p in PROMPTS]
-    prompts = [[tok.bos_token_id] + ids for ids in prompts]
+    assert all(ids[0] == tok.bos_token_id for ids in prompts)
     assert all(tok.unk_token_id not in ids for ids in prompts)
     assert max(map(len, prompts)) > max(BUCKETS) and len(prompts) <= MAX_BATCH
 
@@ -188,8 +191,8 @@ def main():
     expected = {
         "new_tokens": NEW_TOKENS,
         "prompts": [
-            {"text": text, "ids": ids, "greedy_ids": g, "greedy_text": tok.decode(g),
-             "sampling": s, "sampled_ids": sm, "sampled_text": tok.decode(sm)}
+            {"text": text, "ids": ids, "greedy_ids": g, "greedy_text": tok.decode(g, skip_special_tokens=True),
+             "sampling": s, "sampled_ids": sm, "sampled_text": tok.decode(sm, skip_special_tokens=True)}
             for text, ids, g, s, sm in zip(PROMPTS, prompts, greedy, SAMPLED, sampled)
         ],
         "chat": {
@@ -203,6 +206,11 @@ def main():
     if hasattr(chat_ids, "keys"):
         chat_ids = chat_ids["input_ids"]
     expected["chat"]["prompt_ids"] = list(chat_ids)
+    with torch.no_grad():
+        g = m.generate(torch.tensor([list(chat_ids)]), max_new_tokens=NEW_TOKENS, do_sample=False,
+                       eos_token_id=None)[0, len(chat_ids):].tolist()
+    expected["chat"]["greedy_ids"] = g
+    expected["chat"]["greedy_text"] = tok.decode(g, skip_special_tokens=True)
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
         f.write("\n")

@@ -189,3 +189,464 @@ fn a_bad_serving_manifest_is_refused_by_name() {
         .to_string();
     assert!(err.contains("not a serving manifest"), "{err}");
 }
+
+// ---- `tpuc serve` over HTTP ----
+
+/// A running `tpuc serve` on a free loopback port, stopped (SIGTERM) when dropped.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+    /// The start-up line.
+    banner: String,
+}
+
+impl Server {
+    fn start(dir: &Path, cache: &Path) -> Server {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tpuc"))
+            .args([
+                "serve",
+                dir.to_str().unwrap(),
+                "--port",
+                "0",
+                "--max-queue",
+                "4",
+            ])
+            .env("TPUC_CACHE_DIR", cache)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("tpuc serve starts");
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let banner = loop {
+            let line = lines
+                .next()
+                .expect("tpuc serve printed its address")
+                .unwrap();
+            if line.starts_with("tpuc serve:") && line.contains("http://") {
+                break line;
+            }
+        };
+        // Keep draining stderr so the server never blocks on it.
+        std::thread::spawn(move || for _ in lines {});
+        let port = banner
+            .split("http://127.0.0.1:")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|p| p.parse().ok())
+            .expect("port in the start-up line");
+        Server {
+            child,
+            port,
+            banner,
+        }
+    }
+
+    /// `(status, body)` of one request (HTTP/1.1, the connection closed after).
+    fn request(&self, method: &str, path: &str, body: &str) -> (u16, String) {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let raw = String::from_utf8(raw).unwrap();
+        let (head, rest) = raw.split_once("\r\n\r\n").unwrap();
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let body = if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            unchunk(rest)
+        } else {
+            rest.to_string()
+        };
+        (status, body)
+    }
+
+    fn json(&self, path: &str, body: &Value) -> (u16, Value) {
+        let (status, text) = self.request("POST", path, &body.to_string());
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("{status}: {text}")),
+        )
+    }
+
+    fn stop(mut self) -> std::process::ExitStatus {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let status = self.child.wait().unwrap();
+        std::mem::forget(self);
+        status
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn unchunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    out
+}
+
+/// The `data:` payloads of a server-sent event stream.
+fn events(body: &str) -> Vec<String> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:")))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The stop tokens of the serving manifest.
+fn exp_eos(dir: &Path) -> Vec<i64> {
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("serve.json")).unwrap()).unwrap();
+    ids(&m["eos_token_ids"])
+}
+
+fn completion(prompt: &str, max_tokens: usize, extra: Value) -> Value {
+    let mut body = serde_json::json!({"model": "tiny-llama", "prompt": prompt, "max_tokens": max_tokens, "temperature": 0});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    body
+}
+
+#[test]
+fn tpuc_serve_answers_as_pytorch_generates() {
+    let dir = serving_dir();
+    let cache = temp("serve-cache");
+    let exp = expected();
+    let prompts: Vec<Value> = exp["prompts"].as_array().unwrap().clone();
+    let n = exp["new_tokens"].as_u64().unwrap() as usize;
+    let server = Server::start(&dir, &cache);
+    assert!(server.banner.contains("3 compiled"), "{}", server.banner);
+
+    let (status, models) = server.request("GET", "/v1/models", "");
+    assert_eq!(status, 200, "{models}");
+    assert!(models.contains("\"tiny-llama\""), "{models}");
+    assert_eq!(server.request("GET", "/health", "").0, 200);
+
+    // Greedy completions, all at once: generate(do_sample=False)'s text and ids.
+    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = prompts
+            .iter()
+            .map(|p| {
+                let server = &server;
+                scope.spawn(move || {
+                    server.json(
+                        "/v1/completions",
+                        &completion(p["text"].as_str().unwrap(), n, serde_json::json!({})),
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (p, (status, a)) in prompts.iter().zip(&answers) {
+        assert_eq!(*status, 200, "{a}");
+        let c = &a["choices"][0];
+        assert_eq!(c["token_ids"], p["greedy_ids"], "{a}");
+        assert_eq!(c["text"], p["greedy_text"], "{a}");
+        assert_eq!(c["finish_reason"], "length");
+        assert_eq!(
+            a["usage"]["prompt_tokens"].as_u64().unwrap() as usize,
+            p["ids"].as_array().unwrap().len()
+        );
+        assert_eq!(
+            a["usage"]["completion_tokens"].as_u64().unwrap() as usize,
+            n
+        );
+    }
+
+    // The same text streamed: pieces that add up to it, a finish reason, [DONE] last.
+    let p = &prompts[1];
+    let body = completion(
+        p["text"].as_str().unwrap(),
+        n,
+        serde_json::json!({"stream": true}),
+    );
+    let (status, text) = server.request("POST", "/v1/completions", &body.to_string());
+    assert_eq!(status, 200, "{text}");
+    let evs = events(&text);
+    assert_eq!(evs.last().map(String::as_str), Some("[DONE]"), "{text}");
+    let chunks: Vec<Value> = evs[..evs.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let streamed: String = chunks
+        .iter()
+        .map(|c| c["choices"][0]["text"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(streamed, p["greedy_text"].as_str().unwrap());
+    assert_eq!(
+        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        "length"
+    );
+
+    // Chat: the model's template applied (its prompt ids, as transformers renders it).
+    let chat =
+        serde_json::json!({"messages": exp["chat"]["messages"], "max_tokens": n, "temperature": 0});
+    let (status, a) = server.json("/v1/chat/completions", &chat);
+    assert_eq!(status, 200, "{a}");
+    assert_eq!(
+        a["choices"][0]["message"]["content"], exp["chat"]["greedy_text"],
+        "{a}"
+    );
+    assert_eq!(
+        a["usage"]["prompt_tokens"].as_u64().unwrap() as usize,
+        exp["chat"]["prompt_ids"].as_array().unwrap().len()
+    );
+    let mut streaming = chat.clone();
+    streaming["stream"] = Value::Bool(true);
+    let (_, text) = server.request("POST", "/v1/chat/completions", &streaming.to_string());
+    let evs = events(&text);
+    let chunks: Vec<Value> = evs[..evs.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
+    let streamed: String = chunks
+        .iter()
+        .map(|c| c["choices"][0]["delta"]["content"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(streamed, exp["chat"]["greedy_text"].as_str().unwrap());
+
+    // Seeded sampling: PyTorch's draws (up to the first end-of-sequence token, where
+    // the server stops), and again the same.
+    let eos = exp_eos(&dir);
+    for p in &prompts {
+        let drawn = ids(&p["sampled_ids"]);
+        let (want, reason) = match drawn.iter().position(|t| eos.contains(t)) {
+            Some(k) => (drawn[..k].to_vec(), "stop"),
+            None => (drawn, "length"),
+        };
+        let s = &p["sampling"];
+        let body = completion(
+            p["text"].as_str().unwrap(),
+            n,
+            serde_json::json!({
+            "temperature": s["temperature"], "top_k": s["top_k"], "top_p": s["top_p"], "min_p": s["min_p"], "seed": s["seed"]}),
+        );
+        for _ in 0..2 {
+            let (status, a) = server.json("/v1/completions", &body);
+            assert_eq!(status, 200, "{a}");
+            assert_eq!(ids(&a["choices"][0]["token_ids"]), want, "{a}");
+            assert_eq!(a["choices"][0]["finish_reason"], reason, "{a}");
+        }
+    }
+
+    // A stop string ends the text before it.
+    let p = &prompts[0];
+    let full = p["greedy_text"].as_str().unwrap();
+    let stop = full.split(' ').nth(3).unwrap();
+    let (_, a) = server.json(
+        "/v1/completions",
+        &completion(
+            p["text"].as_str().unwrap(),
+            n,
+            serde_json::json!({"stop": [stop]}),
+        ),
+    );
+    let want = &full[..full.find(stop).unwrap()];
+    assert_eq!(a["choices"][0]["text"], want, "{a}");
+    assert_eq!(a["choices"][0]["finish_reason"], "stop");
+
+    // Bad requests: 400 with an error object naming the field; the server goes on.
+    let long = vec!["the"; 70].join(" ");
+    for (body, param) in [
+        ("{not json".to_string(), Value::Null),
+        (r#"{"max_tokens": 4}"#.to_string(), "prompt".into()),
+        (
+            completion("hello", 0, serde_json::json!({})).to_string(),
+            "max_tokens".into(),
+        ),
+        (
+            completion("hello", 1000, serde_json::json!({})).to_string(),
+            "max_tokens".into(),
+        ),
+        (
+            serde_json::json!({"prompt": "hello", "max_tokens": -3}).to_string(),
+            "max_tokens".into(),
+        ),
+        (
+            completion(&long, 4, serde_json::json!({})).to_string(),
+            "prompt".into(),
+        ),
+        (
+            serde_json::json!({"model": "gpt-7", "prompt": "hello"}).to_string(),
+            "model".into(),
+        ),
+        (
+            completion("hello", 4, serde_json::json!({"temperature": -1})).to_string(),
+            "temperature".into(),
+        ),
+        (
+            completion("hello", 4, serde_json::json!({"top_p": 0})).to_string(),
+            "top_p".into(),
+        ),
+        (
+            serde_json::json!({"prompt": [1, 5, 100000]}).to_string(),
+            "prompt".into(),
+        ),
+        (
+            serde_json::json!({"messages": "hi"}).to_string(),
+            "messages".into(),
+        ),
+    ] {
+        let path = if body.contains("messages") {
+            "/v1/chat/completions"
+        } else {
+            "/v1/completions"
+        };
+        let (status, text) = server.request("POST", path, &body);
+        assert_eq!(status, 400, "{body}: {text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{text}"
+        );
+        assert_eq!(v["error"]["param"], param, "{body}: {text}");
+    }
+    let (status, a) = server.json(
+        "/v1/completions",
+        &completion("hello world", 2, serde_json::json!({})),
+    );
+    assert_eq!(status, 200, "{a}");
+
+    let (_, metrics) = server.request("GET", "/metrics", "");
+    for name in [
+        "tpuc_requests_total",
+        "tpuc_generation_tokens_total",
+        "tpuc_queue_depth",
+        "tpuc_time_to_first_token_seconds_bucket",
+        "tpuc_batch_occupancy",
+    ] {
+        assert!(
+            metrics.contains(name),
+            "{name} missing from /metrics:\n{metrics}"
+        );
+    }
+    assert!(server.stop().success());
+
+    // A restart loads every program from the executable cache: nothing compiled.
+    let again = Server::start(&dir, &cache);
+    assert!(
+        again.banner.contains("0 compiled, 3 from the cache"),
+        "{}",
+        again.banner
+    );
+    let (status, a) = again.json(
+        "/v1/completions",
+        &completion(
+            prompts[0]["text"].as_str().unwrap(),
+            n,
+            serde_json::json!({}),
+        ),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(a["choices"][0]["token_ids"], prompts[0]["greedy_ids"]);
+    assert!(again.stop().success());
+}
+
+/// Continuous batching: 16 concurrent requests share decode steps, so they finish
+/// well before the same 16 one after another (the issue asks 4x on 2 cores). The
+/// decode steps, counted by the server, are the deterministic half of the check.
+#[test]
+fn tpuc_serve_batches_concurrent_requests() {
+    let dir = serving_dir();
+    let cache = temp("serve-cache");
+    let server = Server::start(&dir, &cache);
+    let n = 24;
+    let body = |i: usize| {
+        completion(
+            &format!(
+                "the cat and the dog {}",
+                ["run", "walk", "see", "find"][i % 4]
+            ),
+            n,
+            serde_json::json!({"temperature": 1.0, "seed": i, "ignore_eos": true}),
+        )
+    };
+    let steps = |server: &Server| -> u64 {
+        let (_, m) = server.request("GET", "/metrics", "");
+        m.lines()
+            .find_map(|l| l.strip_prefix("tpuc_decode_steps_total "))
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    // Warm up (the first calls of each program).
+    server.json("/v1/completions", &body(0));
+
+    let measure = || {
+        let s0 = steps(&server);
+        let t0 = std::time::Instant::now();
+        for i in 0..16 {
+            let (status, a) = server.json("/v1/completions", &body(i));
+            assert_eq!(status, 200, "{a}");
+        }
+        let sequential = t0.elapsed();
+        let s1 = steps(&server);
+        let t1 = std::time::Instant::now();
+        let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..16)
+                .map(|i| {
+                    let server = &server;
+                    let b = body(i);
+                    scope.spawn(move || server.json("/v1/completions", &b))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let concurrent = t1.elapsed();
+        let s2 = steps(&server);
+        for (status, a) in &answers {
+            assert_eq!(*status, 200, "{a}");
+            assert_eq!(
+                a["usage"]["completion_tokens"].as_u64().unwrap() as usize,
+                n,
+                "{a}"
+            );
+        }
+        (
+            sequential.as_secs_f64() / concurrent.as_secs_f64(),
+            s1 - s0,
+            s2 - s1,
+        )
+    };
+    let (mut speedup, seq_steps, conc_steps) = measure();
+    // 16 x 23 steps one after another; together, about 23 plus the arrivals' spread.
+    assert_eq!(seq_steps, 16 * (n as u64 - 1));
+    assert!(
+        conc_steps * 4 <= seq_steps,
+        "{conc_steps} decode steps for 16 concurrent requests"
+    );
+    if speedup < 4.0 {
+        // Once more, in case the machine was busy with something else.
+        speedup = measure().0;
+    }
+    eprintln!("16 concurrent requests: {speedup:.1}x faster than one after another");
+    assert!(
+        speedup >= 4.0,
+        "16 concurrent requests only {speedup:.1}x faster than sequential"
+    );
+    assert!(server.stop().success());
+}
