@@ -47,7 +47,7 @@ RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
 TESTDATA_VENV := $(REPO)/.deps/testdata-venv
 
-.PHONY: python python-venv python-test zoo zoo-traffic coverage-causal-lm testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: python python-venv python-test zoo zoo-traffic coverage-causal-lm coverage-serve testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -141,6 +141,7 @@ bench: build bench-venv python
 # trn2 also run in `make test`.
 coverage: setup bench-venv
 	$(MAKE) coverage-causal-lm
+	$(MAKE) coverage-serve
 	$(CARGO) build --release -p tpuc-cli --bin tpuc --bin tpuc-coverage
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/release/tpuc-coverage --out COVERAGE.md --command "make coverage"
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache target/release/tpuc-coverage --target trn2 --out COVERAGE-trn2.md --command "make coverage"
@@ -156,6 +157,15 @@ coverage-causal-lm: setup testdata-venv
 	$(TESTDATA_VENV)/bin/python testdata/causal_lm/generate.py --out target/causal_lm --resume --check
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache python3 scripts/causal_lm_coverage.py \
 		--tpuc target/release/tpuc --programs target/causal_lm --out COVERAGE-causal-lm.md --command "make coverage"
+
+# Every causal-LM architecture through tpuc.llm's serving programs (testdata/serve/
+# coverage.py: in PyTorch against generate(), exported into target/serve_coverage; ~30 min),
+# then compiled and run by `tpuc generate` (the server's engine); writes COVERAGE-serve.md.
+coverage-serve: setup testdata-venv
+	$(CARGO) build --release -p tpuc-cli --bin tpuc
+	$(TESTDATA_VENV)/bin/python testdata/serve/coverage.py --export --out target/serve_coverage
+	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache python3 scripts/serve_coverage.py \
+		--tpuc target/release/tpuc --programs target/serve_coverage --out COVERAGE-serve.md --command "make coverage-serve"
 
 zoo: setup testdata-venv
 	$(CARGO) build --release -p tpuc-cli --bin tpuc

@@ -1,6 +1,8 @@
 //! `tpuc generate`: greedy decoding with a decode-step artifact, the form transformers'
 //! `convert_and_export_with_cache` exports (inputs `input_ids` [1, 1] and
-//! `cache_position` [1], logits out, a static KV cache as state).
+//! `cache_position` [1], logits out, a static KV cache as state), or with a serving
+//! directory (`python -m tpuc.llm export`), through `tpuc serve`'s engine: every prompt
+//! in its own slot, prompts read in chunks, one decode step for all.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,18 +13,20 @@ use tpuc_runtime::{DType, HostTensor, Session};
 #[derive(clap::Args, Debug)]
 pub struct GenerateArgs {
     /// A decode-step artifact with a static KV cache (`tpuc compile` of a program
-    /// exported by transformers' `convert_and_export_with_cache`).
+    /// exported by transformers' `convert_and_export_with_cache`), or a serving
+    /// directory (`python -m tpuc.llm export`: several prompts decoded together).
     pub artifact: PathBuf,
-    /// The prompt's token ids: an integer .npy, shape [P] or [1, P].
-    #[arg(long)]
-    pub prompt: PathBuf,
+    /// The prompt's token ids: an integer .npy, shape [P] or [1, P]. With a serving
+    /// directory, repeatable: the prompts are decoded together, one line each.
+    #[arg(long, required = true)]
+    pub prompt: Vec<PathBuf>,
     /// How many tokens to generate after the prompt.
     #[arg(long, default_value_t = 16)]
     pub max_new_tokens: usize,
     /// Expected new tokens (.npy, as `model.generate(do_sample=False)` gives them
-    /// without the prompt); exits non-zero at the first difference.
+    /// without the prompt), one per --prompt; exits non-zero at the first difference.
     #[arg(long)]
-    pub expect: Option<PathBuf>,
+    pub expect: Vec<PathBuf>,
     #[command(flatten)]
     pub client: crate::load::ClientArgs,
 }
@@ -133,19 +137,66 @@ fn decode_step(session: &Session) -> Result<Step, String> {
     })
 }
 
-pub fn generate(args: &GenerateArgs) -> Result<ExitCode, String> {
-    let prompt = tpuc_runtime::npy::read_npy(&args.prompt).map_err(|e| e.to_string())?;
-    let prompt = token_ids(&prompt, &args.prompt.display().to_string())?;
-    if prompt.is_empty() {
-        return Err("the prompt is empty".into());
+/// Token ids of each .npy file.
+fn read_ids(paths: &[PathBuf]) -> Result<Vec<Vec<i64>>, String> {
+    paths
+        .iter()
+        .map(|p| {
+            let t = tpuc_runtime::npy::read_npy(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let ids = token_ids(&t, &p.display().to_string())?;
+            if ids.is_empty() {
+                return Err(format!("{}: the prompt is empty", p.display()));
+            }
+            Ok(ids)
+        })
+        .collect()
+}
+
+/// The first difference between generated and expected tokens, reported; whether all
+/// matched.
+fn check(label: &str, tokens: &[i64], want: &[i64]) -> bool {
+    let first_diff = (0..tokens.len().max(want.len())).find(|&i| tokens.get(i) != want.get(i));
+    if let Some(i) = first_diff {
+        errln!(
+            "FAIL{label}: new token {i} is {}, expected {} ({} tokens generated, {} expected)",
+            tokens.get(i).map_or("missing".into(), i64::to_string),
+            want.get(i).map_or("missing".into(), i64::to_string),
+            tokens.len(),
+            want.len()
+        );
+        return false;
     }
-    let expected = match &args.expect {
-        Some(p) => {
-            let t = tpuc_runtime::npy::read_npy(p).map_err(|e| e.to_string())?;
-            Some(token_ids(&t, &p.display().to_string())?)
-        }
-        None => None,
+    true
+}
+
+fn line(tokens: &[i64]) -> String {
+    tokens
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn generate(args: &GenerateArgs) -> Result<ExitCode, String> {
+    let prompts = read_ids(&args.prompt)?;
+    let expects = read_ids(&args.expect)?;
+    if !expects.is_empty() && expects.len() != prompts.len() {
+        return Err(format!(
+            "{} --prompt and {} --expect: give one expectation per prompt",
+            prompts.len(),
+            expects.len()
+        ));
+    }
+    if args.artifact.join("serve.json").is_file() {
+        return generate_served(args, &prompts, &expects);
+    }
+    let [prompt] = prompts.as_slice() else {
+        return Err(
+            "a decode-step artifact takes one --prompt (a serving directory takes several)".into(),
+        );
     };
+    let prompt = prompt.clone();
+    let expected = expects.first().cloned();
     let (client, _) = crate::load::open_client(
         args.client.plugin.as_deref(),
         &args.client.client_options,
@@ -204,18 +255,101 @@ pub fn generate(args: &GenerateArgs) -> Result<ExitCode, String> {
         decode_calls as f64 / decode.as_secs_f64().max(1e-9)
     );
     if let Some(want) = expected {
-        let first_diff = (0..tokens.len().max(want.len())).find(|&i| tokens.get(i) != want.get(i));
-        if let Some(i) = first_diff {
-            errln!(
-                "FAIL: new token {i} is {}, expected {} ({} tokens generated, {} expected)",
-                tokens.get(i).map_or("missing".into(), i64::to_string),
-                want.get(i).map_or("missing".into(), i64::to_string),
-                tokens.len(),
-                want.len()
-            );
+        if !check("", &tokens, &want) {
             return Ok(ExitCode::FAILURE);
         }
         errln!("OK: the {} tokens match", tokens.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Greedy decoding of every prompt together, through `tpuc serve`'s engine (no stop
+/// token: --max-new-tokens each, as the single-step path).
+fn generate_served(
+    args: &GenerateArgs,
+    prompts: &[Vec<i64>],
+    expects: &[Vec<i64>],
+) -> Result<ExitCode, String> {
+    use crate::serve::engine::{self, Event, Request};
+    use tpuc_runtime::serving::{ProgramSet, Sampling};
+
+    let (client, _) = crate::load::open_client(
+        args.client.plugin.as_deref(),
+        &args.client.client_options,
+        1,
+    )?;
+    let options = tpuc_runtime::LoadOptions {
+        cache: if args.client.no_cache {
+            tpuc_runtime::CacheMode::Bypass
+        } else {
+            tpuc_runtime::CacheMode::default()
+        },
+        ..tpuc_runtime::LoadOptions::default()
+    };
+    let set = ProgramSet::load(&args.artifact, &client, &options).map_err(|e| e.to_string())?;
+    let m = set.manifest().clone();
+    for p in prompts {
+        if p.len() + args.max_new_tokens > m.max_len {
+            return Err(format!(
+                "{} prompt tokens + {} new tokens exceed the {} tokens the serving programs were compiled for",
+                p.len(),
+                args.max_new_tokens,
+                m.max_len
+            ));
+        }
+    }
+    let metrics = std::sync::Arc::new(crate::serve::metrics::Metrics::new(m.max_batch));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || engine::run(set, rx, metrics));
+    let start = Instant::now();
+    let mut receivers = Vec::new();
+    for p in prompts {
+        let (events, r) = tokio::sync::mpsc::unbounded_channel();
+        tx.send(Request {
+            prompt: p.clone(),
+            max_tokens: args.max_new_tokens,
+            sampling: Sampling::GREEDY,
+            stop_ids: Vec::new(),
+            events,
+            arrived: Instant::now(),
+        })
+        .map_err(|_| "the engine stopped".to_string())?;
+        receivers.push(r);
+    }
+    drop(tx);
+    let mut outputs = Vec::new();
+    for mut r in receivers {
+        let mut tokens = Vec::new();
+        while let Some(e) = r.blocking_recv() {
+            match e {
+                Event::Token(t) => tokens.push(t.token),
+                Event::Done(_) => break,
+                Event::Error(e) => return Err(e),
+            }
+        }
+        outputs.push(tokens);
+    }
+    let elapsed = start.elapsed();
+    let _ = worker.join();
+    for tokens in &outputs {
+        outln!("{}", line(tokens));
+    }
+    let total: usize = outputs.iter().map(Vec::len).sum();
+    errln!(
+        "{} prompts, {total} tokens in {:.1} ms ({:.1} tokens/s, prompts included)",
+        prompts.len(),
+        elapsed.as_secs_f64() * 1e3,
+        total as f64 / elapsed.as_secs_f64().max(1e-9)
+    );
+    if !expects.is_empty() {
+        let mut ok = true;
+        for (i, (tokens, want)) in outputs.iter().zip(expects).enumerate() {
+            ok &= check(&format!(" (prompt {i})"), tokens, want);
+        }
+        if !ok {
+            return Ok(ExitCode::FAILURE);
+        }
+        errln!("OK: the {total} tokens match");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -77,7 +77,8 @@ def test_serve_directory_lists_its_programs(tiny):
     assert m["format"] == "tpuc-serve/1"
     assert (m["max_batch"], m["max_len"], m["prefill_buckets"]) == (B, L, BUCKETS)
     assert m["free_position"] == L - 1 and m["eos_token_ids"] == [2]
-    assert m["kv_cache"] == {"layers": 2, "shape": [B, 2, L, 8]}
+    # 2 layers of keys and values, [B, H_kv, L, D] in f32.
+    assert m["kv_cache"] == {"layers": 2, "shape": [B, 2, L, 8], "bytes": 2 * 2 * B * 2 * L * 8 * 4}
     for p in [m["programs"]["decode"]] + m["programs"]["prefill"]:
         assert (out / p["path"] / "manifest.json").is_file()
 

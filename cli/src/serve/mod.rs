@@ -12,9 +12,9 @@
 //! programs were compiled ahead of time, and their executables come from the cache on
 //! every start after the first (the start-up line says how many were compiled).
 
-mod engine;
+pub(crate) mod engine;
 mod http;
-mod metrics;
+pub(crate) mod metrics;
 mod text;
 
 use std::net::SocketAddr;

@@ -650,3 +650,54 @@ fn tpuc_serve_batches_concurrent_requests() {
     );
     assert!(server.stop().success());
 }
+
+/// `tpuc generate SERVE_DIR`: the prompts decoded together through the server's engine,
+/// one line of tokens each, checked against `generate`'s.
+#[test]
+fn tpuc_generate_runs_a_serving_directory() {
+    let dir = serving_dir();
+    let exp = expected();
+    let work = temp("serve-generate");
+    let n = exp["new_tokens"].as_u64().unwrap() as usize;
+    let mut args: Vec<String> = vec!["generate".into(), dir.to_str().unwrap().into()];
+    let mut lines = Vec::new();
+    for (i, p) in exp["prompts"].as_array().unwrap().iter().enumerate() {
+        for (flag, key) in [("--prompt", "ids"), ("--expect", "greedy_ids")] {
+            let v = ids(&p[key]);
+            let path = work.join(format!("{key}{i}.npy"));
+            let t = tpuc_runtime::HostTensor {
+                dtype: tpuc_runtime::DType::I64,
+                shape: vec![v.len() as i64],
+                data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            };
+            tpuc_runtime::npy::write_npy(&path, &t).unwrap();
+            args.extend([flag.to_string(), path.to_str().unwrap().to_string()]);
+        }
+        lines.push(
+            ids(&p["greedy_ids"])
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    args.extend(["--max-new-tokens".to_string(), n.to_string()]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (ok, out, err) = crate::common::tpuc(&refs);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().collect::<Vec<_>>(), lines, "{err}");
+    assert!(err.contains("OK: the 48 tokens match"), "{err}");
+    // One expectation off: a failure naming the prompt and the token.
+    let swapped: Vec<&str> = refs
+        .iter()
+        .map(|a| {
+            if a.ends_with("greedy_ids0.npy") {
+                refs[refs.len() - 3]
+            } else {
+                a
+            }
+        })
+        .collect();
+    let (ok, _, err) = crate::common::tpuc(&swapped);
+    assert!(!ok && err.contains("FAIL (prompt 0)"), "{err}");
+}

@@ -58,10 +58,11 @@ class SlotLayer(CacheLayerMixin):
         key_states, value_states = key_states.to(keys.dtype), value_states.to(values.dtype)
         where = self.owner.where
         if where[0] == "decode":
-            # [B, H, 1, D] at each row's own position.
-            index = where[1].view(-1, 1, 1, 1).expand_as(key_states)
-            keys.scatter_(2, index, key_states)
-            values.scatter_(2, index, value_states)
+            # [B, H, 1, D] at each row's own position (keys and values may differ in
+            # heads or size: multi-head latent attention).
+            at = where[1].view(-1, 1, 1, 1)
+            keys.scatter_(2, at.expand_as(key_states), key_states)
+            values.scatter_(2, at.expand_as(value_states), value_states)
             return keys, values
         _, slot, positions = where
         # One slot: [1, H, T, D] into its row at `positions`, the row read back whole.
@@ -112,11 +113,25 @@ def layer_windows(config) -> list[int | None]:
     return out
 
 
-def kv_shape(config, max_batch: int, max_len: int) -> tuple[int, int, int, int]:
-    text = config.get_text_config(decoder=True)
-    heads = getattr(text, "num_key_value_heads", None) or text.num_attention_heads
-    head_dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
-    return (max_batch, heads, max_len, head_dim)
+def kv_shapes(model) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Each layer's key and value shapes for one token of one sequence, `[1, H, 1, D]`,
+    read from the model itself: a one-token forward with transformers' dynamic cache
+    (head counts and sizes differ by architecture, and by layer in some)."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=model.config)
+    with torch.no_grad():
+        model(input_ids=torch.zeros(1, 1, dtype=torch.int64), cache=cache, use_cache=True)
+    shapes = []
+    for layer in cache.layers:
+        keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
+        if not isinstance(keys, torch.Tensor) or keys.dim() != 4 or not isinstance(values, torch.Tensor):
+            raise NotImplementedError(
+                f"cache layer {type(layer).__name__} holds no [B, H, T, D] keys and values: "
+                "tpuc.llm serves attention caches only"
+            )
+        shapes.append((tuple(keys.shape), tuple(values.shape)))
+    return shapes
 
 
 def _masks(query_positions: torch.Tensor, key_length: int, windows, dtype):
@@ -196,13 +211,28 @@ class Programs(nn.Module):
 
     def __init__(self, model, max_batch: int, max_len: int):
         super().__init__()
+        import inspect
+
+        if "position_ids" not in inspect.signature(model.forward).parameters:
+            raise NotImplementedError(
+                f"{type(model).__name__} takes no position_ids (its positions follow the cache's length): "
+                "sequences at different positions cannot share its decode step"
+            )
         self.model = model
         self.windows = layer_windows(model.config)
-        shape = kv_shape(model.config, max_batch, max_len)
         dtype = next(model.parameters()).dtype
-        for i in range(len(self.windows)):
-            self.register_buffer(f"cache_keys_{i}", torch.zeros(shape, dtype=dtype))
-            self.register_buffer(f"cache_values_{i}", torch.zeros(shape, dtype=dtype))
+        shapes = kv_shapes(model)
+        if len(shapes) != len(self.windows):
+            raise NotImplementedError(
+                f"the model caches {len(shapes)} layers, its config lists {len(self.windows)}"
+            )
+        self.kv_shapes = []
+        for i, (k, v) in enumerate(shapes):
+            keys = (max_batch, k[1], max_len, k[3])
+            values = (max_batch, v[1], max_len, v[3])
+            self.register_buffer(f"cache_keys_{i}", torch.zeros(keys, dtype=dtype))
+            self.register_buffer(f"cache_values_{i}", torch.zeros(values, dtype=dtype))
+            self.kv_shapes.append((keys, values))
         self.cache = SlotCache(self, self.windows)
         self.max_batch, self.max_len, self.dtype = max_batch, max_len, dtype
 
@@ -271,7 +301,14 @@ def serve_manifest(model, programs: Programs, buckets, listed: dict, tokenizer_f
         "max_len": programs.max_len,
         "prefill_buckets": list(buckets),
         "free_position": programs.max_len - 1,
-        "kv_cache": {"layers": len(programs.windows), "shape": list(kv_shape(config, programs.max_batch, programs.max_len))},
+        "kv_cache": {
+            "layers": len(programs.windows),
+            "shape": list(programs.kv_shapes[0][0]),
+            "bytes": sum(
+                (torch.Size(k).numel() + torch.Size(v).numel()) * programs.dtype.itemsize
+                for k, v in programs.kv_shapes
+            ),
+        },
         "programs": listed,
         "eos_token_ids": eos,
         "tokenizer_files": list(tokenizer_files),
