@@ -17,7 +17,13 @@
 #                .pt2 (run time, ops, XLA kernels, compile time); compile scaling to 100k
 #                nodes and 1 GiB of weights; the runtime's per-call cost vs raw PJRT and
 #                JAX; per-token decode latency vs PyTorch eager and torchax (testdata/decode). jax 0.12, torch, torchax in .deps/bench-venv (created on first use);
-#                writes BENCH.md (about 15 minutes). Not part of make test.
+#                writes BENCH.md (about 15 minutes), then make bench-serve. Not part of make test.
+#   make bench-serve   tpuc serve's tokens/s at 1-16 streams on the CPU plugin against
+#                transformers' generate, and Llama-3.1-8B's serving program set compiled for
+#                v5e:2x4 without a TPU (memory per program, estimated tokens/s); writes
+#                BENCH-serve.md (about 20 minutes).
+#   make coverage-serve   every causal-LM architecture through tpuc.llm's serving programs,
+#                in PyTorch and compiled; writes COVERAGE-serve.md (about 40 minutes).
 #   make check-identical BASE=<rev>   everything tpuc emits for testdata/ (about 9,000
 #                compiles: every target, level, sharding strategy and option the tests use)
 #                fingerprinted with BASE's tpuc (default HEAD~1, built in a worktree under
@@ -47,7 +53,7 @@ RUNTIME_ONLY_DIR := target/runtime-only
 BENCH_VENV := $(REPO)/.deps/bench-venv
 TESTDATA_VENV := $(REPO)/.deps/testdata-venv
 
-.PHONY: python python-venv python-test zoo zoo-traffic coverage-causal-lm coverage-serve testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
+.PHONY: python python-venv python-test zoo zoo-traffic coverage-causal-lm coverage-serve bench-serve testdata-venv check-identical check-polymorphic fuzz setup demo test unit-test op-suite-avx2 lit lint lint-runtime-only build clean-demo runtime-only bench bench-venv coverage
 
 setup:
 	@bash scripts/setup_system.sh
@@ -130,6 +136,7 @@ bench: build bench-venv python
 	target/release/tpuc-bench --artifact mlp=target/bench/mlp.tpuc --tpuc target/release/tpuc \
 		--python $(BENCH_VENV)/bin/python --python-package $(PYTHON_VENV)/bin/python \
 		--out BENCH.md --command "make bench"
+	$(MAKE) bench-serve
 
 # Coverage: every causal-LM architecture of transformers (coverage-causal-lm, below),
 # every Core ATen and as-exported op case (testdata/ops, testdata/ops/exported) and every
@@ -166,6 +173,15 @@ coverage-serve: setup testdata-venv
 	$(TESTDATA_VENV)/bin/python testdata/serve/coverage.py --export --out target/serve_coverage
 	TPUC_CACHE_DIR=$(REPO)/target/coverage-cache python3 scripts/serve_coverage.py \
 		--tpuc target/release/tpuc --programs target/serve_coverage --out COVERAGE-serve.md --command "make coverage-serve"
+
+# The server (bench/serve_streams.py: tokens/s at 1-16 streams on the CPU plugin against
+# transformers' generate) and Llama-3.1-8B's program set for v5e:2x4 compiled deviceless
+# (bench/serve_program_set.py: memory per program, estimated tokens/s); writes BENCH-serve.md.
+bench-serve: setup testdata-venv
+	$(CARGO) build --release -p tpuc-cli --bin tpuc
+	@mkdir -p target/bench
+	$(TESTDATA_VENV)/bin/python bench/serve_program_set.py --tpuc target/release/tpuc --out target/bench/serve-8b > target/bench/serve-8b.json
+	$(TESTDATA_VENV)/bin/python bench/serve_streams.py --tpuc target/release/tpuc --program-set target/bench/serve-8b.json --out BENCH-serve.md
 
 zoo: setup testdata-venv
 	$(CARGO) build --release -p tpuc-cli --bin tpuc

@@ -120,8 +120,9 @@ def kv_shapes(model) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     from transformers import DynamicCache
 
     cache = DynamicCache(config=model.config)
+    device = next(model.parameters()).device  # `meta` for a model built without weights
     with torch.no_grad():
-        model(input_ids=torch.zeros(1, 1, dtype=torch.int64), cache=cache, use_cache=True)
+        model(input_ids=torch.zeros(1, 1, dtype=torch.int64, device=device), cache=cache, use_cache=True)
     shapes = []
     for layer in cache.layers:
         keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
@@ -220,7 +221,7 @@ class Programs(nn.Module):
             )
         self.model = model
         self.windows = layer_windows(model.config)
-        dtype = next(model.parameters()).dtype
+        dtype, device = next(model.parameters()).dtype, next(model.parameters()).device
         shapes = kv_shapes(model)
         if len(shapes) != len(self.windows):
             raise NotImplementedError(
@@ -230,8 +231,8 @@ class Programs(nn.Module):
         for i, (k, v) in enumerate(shapes):
             keys = (max_batch, k[1], max_len, k[3])
             values = (max_batch, v[1], max_len, v[3])
-            self.register_buffer(f"cache_keys_{i}", torch.zeros(keys, dtype=dtype))
-            self.register_buffer(f"cache_values_{i}", torch.zeros(values, dtype=dtype))
+            self.register_buffer(f"cache_keys_{i}", torch.zeros(keys, dtype=dtype, device=device))
+            self.register_buffer(f"cache_values_{i}", torch.zeros(values, dtype=dtype, device=device))
             self.kv_shapes.append((keys, values))
         self.cache = SlotCache(self, self.windows)
         self.max_batch, self.max_len, self.dtype = max_batch, max_len, dtype
