@@ -13,8 +13,8 @@ as mutated state that tpuc donates and aliases). Two kinds of program share that
   value at its position and samples each slot's next token.
 
 Masks are built in the program from the positions (a key at position `j` is seen from
-position `p` when `j <= p`, and `j > p - window` on sliding-window layers), so no mask is
-read from memory; they are handed to the model as prepared 4D masks, which transformers'
+position `p` when `j <= p`, and `j > p - window` on sliding-window layers, `j` in `p`'s
+chunk on chunked ones), so no mask is read from memory; they are handed to the model as prepared 4D masks, which transformers'
 mask functions return unchanged. The architecture's own attention runs on them: any
 decoder that takes a `Cache` object serves this way, not one hand-written model.
 
@@ -40,13 +40,15 @@ class SlotLayer(CacheLayerMixin):
     is_compileable = True
     is_sliding = False
 
-    def __init__(self, owner: "SlotCache", buffers: nn.Module, index: int, window: int | None):
+    def __init__(self, owner: "SlotCache", buffers: nn.Module, index: int, kind: tuple[str, int | None]):
         super().__init__()
         # The buffers are read from their module at each use: `torch.export` then sees
         # the module's buffers (mutated state), not tensor constants.
         self.owner, self.buffers, self.index = owner, buffers, index
-        self.is_sliding = window is not None
-        self.window = window
+        self.is_sliding = kind[0] != "full_attention"
+        # What code that inspects a cache layer directly sees: nothing cached in the
+        # layer object itself (Mllama asks whether a cross-attention layer holds states).
+        self.keys = self.values = torch.empty(0)
         self.is_initialized = True
 
     def lazy_initialization(self, key_states, value_states):  # buffers exist from the start
@@ -87,33 +89,46 @@ class SlotCache(Cache):
     before each forward: `("decode", positions[B])` or `("prefill", slot[1],
     positions[T])`."""
 
-    def __init__(self, buffers: nn.Module, windows: list[int | None]):
-        super().__init__(layers=[SlotLayer(self, buffers, i, w) for i, w in enumerate(windows)])
+    def __init__(self, buffers: nn.Module, windows: list[tuple[str, int | None]]):
+        from transformers.cache_utils import DummyLayer
+
+        super().__init__(
+            layers=[
+                DummyLayer() if buffers.shared[i] else SlotLayer(self, buffers, i, w) for i, w in enumerate(windows)
+            ]
+        )
         self.where: tuple = ("decode", None)
 
 
-def layer_windows(config) -> list[int | None]:
-    """Each layer's sliding window (None: full attention), from the text config."""
+def layer_windows(config) -> list[tuple[str, int | None]]:
+    """Each layer's attention kind, as transformers names it, with its size:
+    `("full_attention", None)`, `("sliding_attention", window)` (a key is seen from the
+    `window` positions up to the query's) or `("chunked_attention", chunk)` (from the
+    query's own chunk of `chunk` positions, Llama 4)."""
     text = config.get_text_config(decoder=True)
     n = text.num_hidden_layers
     types = getattr(text, "layer_types", None)
     window = getattr(text, "sliding_window", None)
+    chunk = getattr(text, "attention_chunk_size", None)
     if types is None:
-        return [window if window and getattr(text, "use_sliding_window", True) else None] * n
+        slides = window and getattr(text, "use_sliding_window", True)
+        return [("sliding_attention", window) if slides else ("full_attention", None)] * n
     out = []
     for t in types[:n]:
         if t == "full_attention":
-            out.append(None)
+            out.append((t, None))
         elif t == "sliding_attention" and window:
-            out.append(window)
+            out.append((t, window))
+        elif t == "chunked_attention" and chunk:
+            out.append((t, chunk))
         else:
             raise NotImplementedError(
-                f"layer type {t!r}: tpuc.llm serves full and sliding-window attention layers only"
+                f"layer type {t!r}: tpuc.llm serves full, sliding-window and chunked attention layers only"
             )
     return out
 
 
-def kv_shapes(model) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+def kv_shapes(model) -> list[tuple[tuple[int, ...], tuple[int, ...]] | None]:
     """Each layer's key and value shapes for one token of one sequence, `[1, H, 1, D]`,
     read from the model itself: a one-token forward with transformers' dynamic cache
     (head counts and sizes differ by architecture, and by layer in some)."""
@@ -123,8 +138,14 @@ def kv_shapes(model) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     device = next(model.parameters()).device  # `meta` for a model built without weights
     with torch.no_grad():
         model(input_ids=torch.zeros(1, 1, dtype=torch.int64, device=device), cache=cache, use_cache=True)
+    from transformers.cache_utils import DummyLayer
+
     shapes = []
     for layer in cache.layers:
+        if isinstance(layer, DummyLayer):
+            # A layer that reads another's cache (Gemma 3n's shared KV) holds none.
+            shapes.append(None)
+            continue
         keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
         if not isinstance(keys, torch.Tensor) or keys.dim() != 4 or not isinstance(values, torch.Tensor):
             raise NotImplementedError(
@@ -135,24 +156,28 @@ def kv_shapes(model) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     return shapes
 
 
-def _masks(query_positions: torch.Tensor, key_length: int, windows, dtype):
+def _masks(query_positions: torch.Tensor, key_length: int, kinds, dtype):
     """Additive masks `[R, 1, Q, L]` for query positions `[R, Q]`: what the model takes
-    as `attention_mask` (one tensor, or one per layer kind when some layers slide)."""
+    as `attention_mask` (one tensor when every layer attends alike, else one per layer
+    kind, as transformers' mask mapping)."""
     keys = torch.arange(key_length, device=query_positions.device)
     q = query_positions[:, None, :, None]
     seen = keys <= q
     low = torch.finfo(dtype).min
-    full = torch.where(seen, 0.0, low).to(dtype)
-    slides = {w for w in windows if w is not None}
-    if not slides:
-        return full
-    if len(slides) > 1:
-        raise NotImplementedError("layers with different sliding windows")
-    (w,) = slides
-    sliding = torch.where(seen & (keys > q - w), 0.0, low).to(dtype)
-    if all(x is not None for x in windows):
-        return sliding
-    return {"full_attention": full, "sliding_attention": sliding}
+    masks = {}
+    for kind, size in sorted(set(kinds), key=str):
+        if kind in masks:
+            raise NotImplementedError(f"{kind} layers of different sizes")
+        if kind == "sliding_attention":
+            allowed = seen & (keys > q - size)
+        elif kind == "chunked_attention":
+            allowed = seen & (torch.div(keys, size, rounding_mode="floor") == torch.div(q, size, rounding_mode="floor"))
+        else:
+            allowed = seen
+        masks[kind] = torch.where(allowed, 0.0, low).to(dtype)
+    if len(masks) == 1:
+        return next(iter(masks.values()))
+    return masks
 
 
 def _mix(x: torch.Tensor) -> torch.Tensor:
@@ -228,7 +253,11 @@ class Programs(nn.Module):
                 f"the model caches {len(shapes)} layers, its config lists {len(self.windows)}"
             )
         self.kv_shapes = []
-        for i, (k, v) in enumerate(shapes):
+        self.shared = [shape is None for shape in shapes]
+        for i, shape in enumerate(shapes):
+            if shape is None:
+                continue
+            k, v = shape
             keys = (max_batch, k[1], max_len, k[3])
             values = (max_batch, v[1], max_len, v[3])
             self.register_buffer(f"cache_keys_{i}", torch.zeros(keys, dtype=dtype, device=device))
@@ -303,7 +332,7 @@ def serve_manifest(model, programs: Programs, buckets, listed: dict, tokenizer_f
         "prefill_buckets": list(buckets),
         "free_position": programs.max_len - 1,
         "kv_cache": {
-            "layers": len(programs.windows),
+            "layers": len(programs.kv_shapes),
             "shape": list(programs.kv_shapes[0][0]),
             "bytes": sum(
                 (torch.Size(k).numel() + torch.Size(v).numel()) * programs.dtype.itemsize
