@@ -49,29 +49,12 @@ def export_set(model_name, batch, length, buckets, layers, out):
         zoo.ZOO[model_name][1]["num_hidden_layers"] = layers
     model, config = zoo.build(model_name)
     programs = P.Programs(model, batch, length).eval()
-    meta = dict(device="meta")
-    i64, f32 = torch.int64, torch.float32
-
-    def sampling(n):
-        return (torch.zeros(n, dtype=f32, **meta), torch.zeros(n, dtype=i64, **meta), torch.ones(n, dtype=f32, **meta),
-                torch.zeros(n, dtype=f32, **meta), torch.zeros(n, dtype=i64, **meta))
-
     os.makedirs(out, exist_ok=True)
     paths = {}
-    with torch.no_grad():
-        ep = torch.export.export(P.Decode(programs), (torch.zeros(batch, dtype=i64, **meta),
-                                                      torch.zeros(batch, dtype=i64, **meta), *sampling(batch)),
-                                 strict=False)
-        paths["decode"] = os.path.join(out, "decode.json")
-        with open(paths["decode"], "wb") as f:
+    for label, ep in P.export_programs(programs, buckets).items():
+        paths[label] = os.path.join(out, f"{label}.json")
+        with open(paths[label], "wb") as f:
             f.write(zoo.serialize(ep))
-        for t in buckets:
-            args = (torch.zeros(1, t, dtype=i64, **meta), torch.zeros(1, dtype=i64, **meta),
-                    torch.zeros(1, dtype=i64, **meta), torch.ones(1, dtype=i64, **meta), *sampling(1))
-            ep = torch.export.export(P.Prefill(programs), args, strict=False)
-            paths[f"prefill_{t}"] = os.path.join(out, f"prefill_{t}.json")
-            with open(paths[f"prefill_{t}"], "wb") as f:
-                f.write(zoo.serialize(ep))
     kv = sum((torch.Size(k).numel() + torch.Size(v).numel()) * programs.dtype.itemsize for k, v in programs.kv_shapes)
     params = sum(p.numel() for p in model.parameters())
     return paths, kv, params

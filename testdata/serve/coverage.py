@@ -90,20 +90,9 @@ def one(model_type, out_dir, export):
             stage = "export"
             d = os.path.join(out_dir, model_type)
             os.makedirs(d, exist_ok=True)
-            i64, f32 = torch.int64, torch.float32
-            sampling = lambda n: (torch.zeros(n, dtype=f32), torch.zeros(n, dtype=i64), torch.ones(n, dtype=f32),  # noqa: E731
-                                  torch.zeros(n, dtype=f32), torch.zeros(n, dtype=i64))
             fresh = P.Programs(model, MAX_BATCH, MAX_LEN).eval()
-            with torch.no_grad():
-                ep = torch.export.export(P.Decode(fresh), (torch.zeros(MAX_BATCH, dtype=i64),
-                                                           torch.zeros(MAX_BATCH, dtype=i64), *sampling(MAX_BATCH)),
-                                         strict=False)
-                torch.export.save(ep, os.path.join(d, "decode.pt2"))
-                for t in BUCKETS:
-                    args = (torch.zeros(1, t, dtype=i64), torch.zeros(1, dtype=i64), torch.zeros(1, dtype=i64),
-                            torch.ones(1, dtype=i64), *sampling(1))
-                    ep = torch.export.export(P.Prefill(fresh), args, strict=False)
-                    torch.export.save(ep, os.path.join(d, f"prefill_{t}.pt2"))
+            for label, ep in P.export_programs(fresh, BUCKETS).items():
+                torch.export.save(ep, os.path.join(d, f"{label}.pt2"))
             listed = {"decode": {"path": "decode.tpuc"},
                       "prefill": [{"tokens": t, "path": f"prefill_{t}.tpuc"} for t in BUCKETS]}
             m = P.serve_manifest(model, fresh, BUCKETS, listed, [], {})

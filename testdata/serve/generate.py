@@ -156,23 +156,9 @@ def main():
     out = os.path.join(HERE, "tiny-llama")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    i64, f32 = torch.int64, torch.float32
-
-    def sampling(n):
-        return (torch.zeros(n, dtype=f32), torch.zeros(n, dtype=i64), torch.ones(n, dtype=f32),
-                torch.zeros(n, dtype=f32), torch.zeros(n, dtype=i64))
-
     programs = P.Programs(m, MAX_BATCH, MAX_LEN).eval()
-    with torch.no_grad():
-        ep = torch.export.export(P.Decode(programs), (torch.zeros(MAX_BATCH, dtype=i64),
-                                                      torch.zeros(MAX_BATCH, dtype=i64), *sampling(MAX_BATCH)),
-                                 strict=False)
-        save_program(ep, os.path.join(out, "decode.pt2"))
-        for t in BUCKETS:
-            args = (torch.zeros(1, t, dtype=i64), torch.zeros(1, dtype=i64), torch.zeros(1, dtype=i64),
-                    torch.ones(1, dtype=i64), *sampling(1))
-            ep = torch.export.export(P.Prefill(programs), args, strict=False)
-            save_program(ep, os.path.join(out, f"prefill_{t}.pt2"))
+    for label, ep in P.export_programs(programs, BUCKETS).items():
+        save_program(ep, os.path.join(out, f"{label}.pt2"))
 
     tok.save_pretrained(out)
     m.generation_config.save_pretrained(out)

@@ -117,37 +117,18 @@ def export(
 
 
 def _write(model, programs, output, buckets, tokenizer_dir, compile_options):
-    import torch
-
     from .. import compile as tpuc_compile
-    from .programs import Decode, Prefill, serve_manifest
+    from .programs import export_programs, serve_manifest
 
-    max_batch = programs.max_batch
-    i64, f32 = torch.int64, torch.float32
-
-    def sampling(n):
-        return (torch.zeros(n, dtype=f32), torch.zeros(n, dtype=i64), torch.ones(n, dtype=f32),
-                torch.zeros(n, dtype=f32), torch.zeros(n, dtype=i64))
-
-    entries = []
-    with torch.no_grad():
-        decode_args = (torch.zeros(max_batch, dtype=i64), torch.zeros(max_batch, dtype=i64), *sampling(max_batch))
-        entries.append(("decode", None, Decode(programs), decode_args))
-        for t in buckets:
-            # Distinct tensors: torch.export would make one input of an object passed twice.
-            slot, start = torch.zeros(1, dtype=i64), torch.zeros(1, dtype=i64)
-            args = (torch.zeros(1, t, dtype=i64), slot, start, torch.ones(1, dtype=i64), *sampling(1))
-            entries.append((f"prefill_{t}", t, Prefill(programs), args))
-        listed = {"decode": None, "prefill": []}
-        for label, tokens, module, args in entries:
-            log.info("tpuc.llm: exporting and compiling %s", label)
-            ep = torch.export.export(module, args, strict=False)
-            path = f"{label}.tpuc"
-            tpuc_compile(ep, output=os.path.join(output, path), **compile_options)
-            if tokens is None:
-                listed["decode"] = {"path": path}
-            else:
-                listed["prefill"].append({"tokens": tokens, "path": path})
+    listed = {"decode": None, "prefill": []}
+    for label, ep in export_programs(programs, buckets).items():
+        log.info("tpuc.llm: compiling %s", label)
+        path = f"{label}.tpuc"
+        tpuc_compile(ep, output=os.path.join(output, path), **compile_options)
+        if label == "decode":
+            listed["decode"] = {"path": path}
+        else:
+            listed["prefill"].append({"tokens": int(label.removeprefix("prefill_")), "path": path})
 
     copied = []
     if tokenizer_dir:

@@ -344,3 +344,28 @@ def serve_manifest(model, programs: Programs, buckets, listed: dict, tokenizer_f
         "tokenizer_files": list(tokenizer_files),
         "compile_options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in compile_options.items()},
     }
+
+
+def export_programs(programs: Programs, buckets) -> dict:
+    """`{"decode": ExportedProgram, "prefill_T": ExportedProgram, ...}`: the entry
+    modules exported with example inputs of their shapes, on the model's device (`meta`
+    for a model built without weights). Every example is its own tensor: torch.export
+    would make one input of a tensor passed twice."""
+    device = next(programs.model.parameters()).device
+    i64, f32 = torch.int64, torch.float32
+
+    def ids(*shape):
+        return torch.zeros(*shape, dtype=i64, device=device)
+
+    def sampling(n):
+        return (torch.zeros(n, dtype=f32, device=device), ids(n), torch.ones(n, dtype=f32, device=device),
+                torch.zeros(n, dtype=f32, device=device), ids(n))
+
+    b = programs.max_batch
+    out = {}
+    with torch.no_grad():
+        out["decode"] = torch.export.export(Decode(programs), (ids(b), ids(b), *sampling(b)), strict=False)
+        for t in buckets:
+            args = (ids(1, t), ids(1), ids(1), torch.ones(1, dtype=i64, device=device), *sampling(1))
+            out[f"prefill_{t}"] = torch.export.export(Prefill(programs), args, strict=False)
+    return out
