@@ -131,6 +131,14 @@ fn number(body: &Value, key: &'static str, default: f64) -> Result<f64, Bad> {
     }
 }
 
+fn boolean(body: &Value, key: &'static str) -> Result<bool, Bad> {
+    match &body[key] {
+        Value::Null => Ok(false),
+        Value::Bool(b) => Ok(*b),
+        other => bad(format!("`{key}` must be true or false, got {other}"), key),
+    }
+}
+
 fn integer(body: &Value, key: &'static str) -> Result<Option<i64>, Bad> {
     match &body[key] {
         Value::Null => Ok(None),
@@ -271,29 +279,11 @@ impl Shared {
                 "stop",
             );
         }
-        let stream = match &body["stream"] {
-            Value::Null => false,
-            Value::Bool(b) => *b,
-            other => {
-                return bad(
-                    format!("`stream` must be true or false, got {other}"),
-                    "stream",
-                )
-            }
-        };
+        let stream = boolean(body, "stream")?;
         let include_usage = body["stream_options"]["include_usage"]
             .as_bool()
             .unwrap_or(false);
-        let ignore_eos = match &body["ignore_eos"] {
-            Value::Null => false,
-            Value::Bool(b) => *b,
-            other => {
-                return bad(
-                    format!("`ignore_eos` must be true or false, got {other}"),
-                    "ignore_eos",
-                )
-            }
-        };
+        let ignore_eos = boolean(body, "ignore_eos")?;
         Ok(Params {
             prompt,
             max_tokens,

@@ -502,6 +502,10 @@ fn tpuc_serve_answers_as_pytorch_generates() {
             "top_p".into(),
         ),
         (
+            completion("hello", 4, serde_json::json!({"stream": "yes"})).to_string(),
+            "stream".into(),
+        ),
+        (
             serde_json::json!({"prompt": [1, 5, 100000]}).to_string(),
             "prompt".into(),
         ),
