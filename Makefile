@@ -107,7 +107,8 @@ python-test: setup python-venv
 	rm -rf target/wheels-dev/tpuc-*.whl
 	$(PYTHON_VENV)/bin/maturin build --profile dev -m python/Cargo.toml -o target/wheels-dev --interpreter $(PYTHON_VENV)/bin/python
 	$(PYTHON_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps target/wheels-dev/tpuc-*.whl
-	cd python/tests && $(PYTHON_VENV)/bin/python -m pytest -q .
+	$(CARGO) build -p tpuc-cli --bin tpuc
+	cd python/tests && TPUC_BIN=$(REPO)/target/debug/tpuc $(PYTHON_VENV)/bin/python -m pytest -q .
 
 lint: setup lint-runtime-only
 	$(CARGO) fmt --all --check

@@ -4,6 +4,7 @@ lengths in one decode step and prompts longer than the largest bucket."""
 
 import json
 import os
+import pathlib
 
 import pytest
 import torch
@@ -194,3 +195,67 @@ def test_export_command_on_a_model_directory(tiny, tmp_path):
     again = subprocess.run(cmd, capture_output=True, text=True)
     assert again.returncode == 2 and "never overwrites" in again.stderr
     assert json.load(open(out / "serve.json")) == m
+
+
+def test_exported_directory_served_by_tpuc_serve(tiny, tmp_path):
+    """End to end: `python -m tpuc.llm export` on a model directory, then `tpuc serve`
+    (the binary $TPUC_BIN, else the repository's debug build) on a free port: a greedy
+    completion over HTTP is `generate(do_sample=False)`'s, streamed or not."""
+    import re
+    import subprocess
+    import sys
+    import urllib.request
+
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    tpuc_bin = os.environ.get("TPUC_BIN") or str(pathlib.Path(__file__).resolve().parents[2] / "target/debug/tpuc")
+    assert os.path.isfile(tpuc_bin), f"{tpuc_bin}: build the tpuc binary (cargo build -p tpuc-cli) or set TPUC_BIN"
+    model, _ = tiny
+    src = tmp_path / "model"
+    model.save_pretrained(src)
+    tok = Tokenizer(models.WordLevel({f"w{i}": i for i in range(96)}, unk_token="w0"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.decoder = decoders.WordPiece(prefix="##")
+    tok.post_processor = processors.TemplateProcessing(single="w1 $A", special_tokens=[("w1", 1)])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="w1", eos_token="w2")
+    fast.save_pretrained(src)
+    out = tmp_path / "serve"
+    r = subprocess.run([sys.executable, "-m", "tpuc.llm", "export", str(src), "-o", str(out), "--max-batch", "4",
+                        "--max-len", "32", "--prefill-buckets", "4,8"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+    prompt = "w5 w9 w40 w3 w17 w60 w61 w62 w63 w64"
+    ids = fast(prompt)["input_ids"]
+    with torch.no_grad():
+        want = model.generate(torch.tensor([ids]), max_new_tokens=8, do_sample=False, eos_token_id=None,
+                              pad_token_id=0)[0, len(ids):].tolist()
+    server = subprocess.Popen([tpuc_bin, "serve", str(out), "--port", "0"], stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "TPUC_CACHE_DIR": str(tmp_path / "cache")})
+    try:
+        port = None
+        for line in server.stderr:
+            m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                port = int(m.group(1))
+                break
+        assert port, "tpuc serve printed no address"
+
+        def post(body):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req) as resp:
+                return resp.read().decode()
+
+        body = {"prompt": prompt, "max_tokens": 8, "temperature": 0, "ignore_eos": True}
+        answer = json.loads(post(body))
+        assert answer["choices"][0]["token_ids"] == want
+        assert answer["choices"][0]["text"] == fast.decode(want, skip_special_tokens=True)
+        streamed = post({**body, "stream": True})
+        chunks = [json.loads(line[6:]) for line in streamed.splitlines()
+                  if line.startswith("data: ") and line != "data: [DONE]"]
+        assert "".join(c["choices"][0]["text"] for c in chunks) == answer["choices"][0]["text"]
+        assert streamed.rstrip().endswith("data: [DONE]")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
