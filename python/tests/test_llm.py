@@ -82,6 +82,10 @@ def test_serve_directory_lists_its_programs(tiny):
     assert m["kv_cache"] == {"layers": 2, "shape": [B, 2, L, 8], "bytes": 2 * 2 * B * 2 * L * 8 * 4}
     for p in [m["programs"]["decode"]] + m["programs"]["prefill"]:
         assert (out / p["path"] / "manifest.json").is_file()
+    # The weights are stored once: every program's file is the same one on disk.
+    inodes = {os.stat(out / p["path"] / "weights.safetensors").st_ino
+              for p in [m["programs"]["decode"]] + m["programs"]["prefill"]}
+    assert len(inodes) == 1
 
 
 def test_batched_greedy_decode_equals_generate(tiny):

@@ -130,6 +130,8 @@ def _write(model, programs, output, buckets, tokenizer_dir, compile_options):
         else:
             listed["prefill"].append({"tokens": int(label.removeprefix("prefill_")), "path": path})
 
+    _store_weights_once(output, [listed["decode"]["path"]] + [p["path"] for p in listed["prefill"]])
+
     copied = []
     if tokenizer_dir:
         for f in TOKENIZER_FILES:
@@ -144,3 +146,22 @@ def _write(model, programs, output, buckets, tokenizer_dir, compile_options):
     with open(os.path.join(output, "serve.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
         f.write("\n")
+
+
+def _store_weights_once(output, programs):
+    """The programs hold the same parameters (and the same initial cache): where their
+    weight files are identical, one file on disk, hard-linked into every program (a
+    file system without hard links keeps the copies)."""
+    import filecmp
+
+    files = [os.path.join(output, p, "weights.safetensors") for p in programs]
+    files = [f for f in files if os.path.isfile(f)]
+    for f in files[1:]:
+        if filecmp.cmp(files[0], f, shallow=False):
+            linked = f + ".link"
+            try:
+                os.link(files[0], linked)
+                os.replace(linked, f)
+            except OSError:
+                if os.path.exists(linked):
+                    os.remove(linked)
