@@ -271,22 +271,9 @@ fn generate_served(
     expects: &[Vec<i64>],
 ) -> Result<ExitCode, String> {
     use crate::serve::engine::{self, Event, Request};
-    use tpuc_runtime::serving::{ProgramSet, Sampling};
+    use tpuc_runtime::serving::Sampling;
 
-    let (client, _) = crate::load::open_client(
-        args.client.plugin.as_deref(),
-        &args.client.client_options,
-        1,
-    )?;
-    let options = tpuc_runtime::LoadOptions {
-        cache: if args.client.no_cache {
-            tpuc_runtime::CacheMode::Bypass
-        } else {
-            tpuc_runtime::CacheMode::default()
-        },
-        ..tpuc_runtime::LoadOptions::default()
-    };
-    let set = ProgramSet::load(&args.artifact, &client, &options).map_err(|e| e.to_string())?;
+    let set = crate::serve::load_set(&args.artifact, &args.client)?;
     let m = set.manifest().clone();
     for p in prompts {
         if p.len() + args.max_new_tokens > m.max_len {

@@ -289,13 +289,12 @@ impl ProgramSet {
         sampling: Sampling,
     ) -> Result<Sampled> {
         let m = &self.manifest;
-        let bucket = m
-            .programs
+        // The prefill sessions are keyed by bucket size, ascending.
+        let bucket = *self
             .prefill
-            .iter()
-            .map(|p| p.tokens)
-            .filter(|&t| t >= tokens.len())
-            .min()
+            .range(tokens.len()..)
+            .next()
+            .map(|(t, _)| t)
             .ok_or_else(|| {
                 invalid(format!(
                     "a chunk of {} tokens exceeds every prefill bucket",

@@ -68,6 +68,13 @@ struct Sequence {
     last_token_at: Instant,
 }
 
+impl Sequence {
+    /// Its whole prompt is in the cache: it takes part in decode steps.
+    fn decoding(&self) -> bool {
+        self.prefilled >= self.req.prompt.len()
+    }
+}
+
 enum Outcome {
     Continue,
     Leave,
@@ -113,7 +120,7 @@ pub fn run(mut set: ProgramSet, requests: mpsc::Receiver<Request>, metrics: Arc<
         // One prompt chunk of each sequence still reading its prompt.
         for (i, slot) in slots.iter_mut().enumerate() {
             let Some(seq) = slot else { continue };
-            if seq.prefilled >= seq.req.prompt.len() {
+            if seq.decoding() {
                 continue;
             }
             let start = seq.prefilled;
@@ -146,10 +153,7 @@ pub fn run(mut set: ProgramSet, requests: mpsc::Receiver<Request>, metrics: Arc<
         // the free position.
         let decoding = slots
             .iter()
-            .filter(|s| {
-                s.as_ref()
-                    .is_some_and(|q| q.prefilled >= q.req.prompt.len())
-            })
+            .filter(|s| s.as_ref().is_some_and(Sequence::decoding))
             .count();
         if decoding == 0 {
             continue;
@@ -158,7 +162,7 @@ pub fn run(mut set: ProgramSet, requests: mpsc::Receiver<Request>, metrics: Arc<
         let mut positions = vec![m.free_position; m.max_batch];
         let mut sampling = vec![Sampling::GREEDY; m.max_batch];
         for (i, seq) in slots.iter().enumerate() {
-            if let Some(q) = seq.as_ref().filter(|q| q.prefilled >= q.req.prompt.len()) {
+            if let Some(q) = seq.as_ref().filter(|q| q.decoding()) {
                 tokens[i] = q.last;
                 positions[i] = q.position as i64;
                 sampling[i] = q.req.sampling;
@@ -180,8 +184,7 @@ pub fn run(mut set: ProgramSet, requests: mpsc::Receiver<Request>, metrics: Arc<
             }
             Ok(next) => {
                 for (i, slot) in slots.iter_mut().enumerate() {
-                    let Some(q) = slot.as_mut().filter(|q| q.prefilled >= q.req.prompt.len())
-                    else {
+                    let Some(q) = slot.as_mut().filter(|q| q.decoding()) else {
                         continue;
                     };
                     q.position += 1;

@@ -18,7 +18,7 @@ pub(crate) mod metrics;
 mod text;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -50,20 +50,7 @@ pub struct ServeArgs {
 
 pub fn serve(args: &ServeArgs) -> Result<std::process::ExitCode, String> {
     let t0 = Instant::now();
-    let (client, _) = open_client(
-        args.client.plugin.as_deref(),
-        &args.client.client_options,
-        1,
-    )?;
-    let options = LoadOptions {
-        cache: if args.client.no_cache {
-            CacheMode::Bypass
-        } else {
-            CacheMode::default()
-        },
-        ..LoadOptions::default()
-    };
-    let set = ProgramSet::load(&args.dir, &client, &options).map_err(|e| e.to_string())?;
+    let set = load_set(&args.dir, &args.client)?;
     let reports = set.load_reports();
     let compiled = reports
         .iter()
@@ -124,6 +111,28 @@ pub fn serve(args: &ServeArgs) -> Result<std::process::ExitCode, String> {
     result?;
     eprintln!("tpuc serve: stopped");
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Opens the plugin's client and loads a serving directory's programs on it, through
+/// the executable cache unless `--no-cache` (its warnings printed), for `tpuc serve`
+/// and `tpuc generate`.
+pub(crate) fn load_set(dir: &Path, client: &ClientArgs) -> Result<ProgramSet, String> {
+    let (c, _) = open_client(client.plugin.as_deref(), &client.client_options, 1)?;
+    let options = LoadOptions {
+        cache: if client.no_cache {
+            CacheMode::Bypass
+        } else {
+            CacheMode::ReadWrite
+        },
+        ..LoadOptions::default()
+    };
+    let set = ProgramSet::load(dir, &c, &options).map_err(|e| e.to_string())?;
+    for (program, report) in set.load_reports() {
+        for w in &report.cache_warnings {
+            eprintln!("warning: executable cache ({program}): {w}");
+        }
+    }
+    Ok(set)
 }
 
 /// Ctrl-C or SIGTERM: stop accepting, let the requests in flight finish.
